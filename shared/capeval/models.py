@@ -1,0 +1,106 @@
+"""Model loading and the process-wide model cache shared by every metric.
+
+Nothing here downloads at import time. Weights are fetched (or read from the
+HuggingFace cache) only when a metric first asks for a model, and every loaded
+model is kept in one cache keyed by what identifies it, so two metrics in one
+process that use the same checkpoint share one copy in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Hashable
+
+import torch
+
+_CACHE: dict[Hashable, Any] = {}
+_LOCK = threading.RLock()
+
+
+class ModelUnavailableError(OSError):
+    """A checkpoint could not be found locally and could not be downloaded."""
+
+
+def cached(key: Hashable, factory: Callable[[], Any]) -> Any:
+    """Return the object cached under ``key``, building it with ``factory`` once."""
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = factory()
+        return _CACHE[key]
+
+
+def clear_cache() -> None:
+    """Drop every cached model (frees memory; the next use reloads)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def cache_size() -> int:
+    """Number of objects currently held in the model cache."""
+    return len(_CACHE)
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """``None`` means CUDA when available, else CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _unavailable_message(name_or_path: str, what: str) -> str:
+    if Path(name_or_path).expanduser().exists():
+        return f"Could not load the {what} from the local path {name_or_path!r}: the folder exists but is not a valid checkpoint."
+    offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
+    return (
+        f"The {what} {name_or_path!r} is not available locally"
+        + (" and HF_HUB_OFFLINE=1 forbids downloading it" if offline else " and could not be downloaded")
+        + ". Make it available by (a) running once with network access so it lands in the HuggingFace cache "
+        f"(`hf download {name_or_path}`), or (b) copying the checkpoint folder to this machine and passing "
+        "its path as the model name."
+    )
+
+
+def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kwargs: Any) -> Any:
+    """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`.
+
+    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
+    """
+    try:
+        return loader.from_pretrained(name_or_path, **kwargs)
+    except (OSError, ValueError) as error:
+        raise ModelUnavailableError(_unavailable_message(str(name_or_path), what)) from error
+
+
+def load_hf_model(name_or_path: str, *, attn_implementation: str | None = None, device: str | torch.device | None = None):
+    """A HuggingFace ``AutoModel`` in eval mode on ``device``, cached process-wide."""
+    from transformers import AutoModel
+
+    target = resolve_device(device)
+    key = ("hf-model", str(name_or_path), attn_implementation, str(target))
+
+    def build():
+        kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+        model = load_pretrained(AutoModel, name_or_path, what="model", **kwargs)
+        return model.to(target).eval()
+
+    return cached(key, build)
+
+
+def load_hf_tokenizer(name_or_path: str, *, model_max_length: int | None = None, **kwargs: Any):
+    """A HuggingFace tokenizer, cached, with ``model_max_length`` always set to a real number."""
+    from transformers import AutoTokenizer
+
+    key = ("hf-tokenizer", str(name_or_path), model_max_length, tuple(sorted(kwargs.items())))
+
+    def build():
+        tokenizer = load_pretrained(AutoTokenizer, name_or_path, what="tokenizer", **kwargs)
+        # Local folders often lack model_max_length, leaving a huge sentinel that breaks truncation.
+        if model_max_length is not None:
+            tokenizer.model_max_length = model_max_length
+        elif tokenizer.model_max_length is None or tokenizer.model_max_length > 100_000:
+            tokenizer.model_max_length = 512
+        return tokenizer
+
+    return cached(key, build)

@@ -1,0 +1,25 @@
+"""Progress bars for long runs: on by default, off with ``CAPEVAL_PROGRESS=0`` (the tests set it)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, TypeVar
+
+from tqdm.auto import tqdm
+
+T = TypeVar("T")
+
+
+def progress_enabled(show: bool | None = None) -> bool:
+    if show is not None:
+        return show
+    return os.environ.get("CAPEVAL_PROGRESS", "1") not in {"0", "false", "False", ""}
+
+
+def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", show: bool | None = None) -> Iterable[T]:
+    """Wrap ``iterable`` in a tqdm bar when progress is enabled and there is more than one step."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)  # type: ignore[arg-type]
+    if not progress_enabled(show) or (total is not None and total <= 1):
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, leave=False)

@@ -1,0 +1,1 @@
+"""Scoring math: pure functions over lists and tensors, plus the small stateful scorers that hold a model."""

@@ -1,0 +1,1 @@
+"""Text side: transformer encoders, tokenization helpers and stop-word lists."""

