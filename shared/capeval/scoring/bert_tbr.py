@@ -206,7 +206,7 @@ class BertTbrScorer:
         >>> scores = scorer.score(["a dog runs on the grass", "a cat sleeps"],
         ...                       [["a dog running on grass", "the dog runs"], ["a cat is sleeping", "a kitten naps"]])
         >>> [round(s, 4) for s in scores]
-        [0.8113, 0.5927]
+        [0.8339, 0.6222]
     """
 
     def __init__(self, model_name_or_path: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,

@@ -70,9 +70,9 @@ def greedy_match(
     take part in the maxima, as in bert_score. A side whose weights sum to 0
     (an empty sentence) gives P = R = F = 0.
 
-    >>> s = torch.tensor([[1.0, 0.2], [0.4, 0.6]])
+    >>> s = torch.tensor([[1.0, 0.2], [0.9, 0.6]])
     >>> [round(v, 4) for v in greedy_match(s, torch.ones(2), torch.ones(2))]
-    [0.8, 0.7, 0.7467]
+    [0.95, 0.8, 0.8686]
     """
     cand_total = float(candidate_weights.sum())
     ref_total = float(reference_weights.sum())

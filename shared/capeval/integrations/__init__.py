@@ -1,0 +1,1 @@
+"""Adapters around the metrics: Gradio apps, the Trainer ``compute_metrics`` hook."""

@@ -1,0 +1,47 @@
+"""One Gradio app builder for every text metric's Space (evaluate's own widget is broken on gradio >= 4)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def parse_references(text: str) -> list[str]:
+    """One reference per non-blank line.
+
+    >>> parse_references("a dog runs\\n\\n  two dogs play \\n")
+    ['a dog runs', 'two dogs play']
+    """
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def make_text_handler(metric: Any) -> Callable[[str, str], dict]:
+    """A handler scoring one caption against newline-separated references with ``metric``.
+
+    Errors (bad input, a checkpoint that cannot be loaded) come back as ``{"error": message}``
+    so the Space shows them instead of crashing.
+    """
+
+    def score(caption: str, references_text: str) -> dict:
+        references = parse_references(references_text)
+        try:
+            result = metric.compute(predictions=[caption], references=[references])
+        except (ValueError, OSError, TypeError) as error:
+            return {"error": str(error)}
+        return {key: (value[0] if isinstance(value, list) and len(value) == 1 else value) for key, value in result.items()}
+
+    return score
+
+
+def build_text_demo(metric: Any, *, title: str, description: str):
+    """A ``gr.Blocks`` app: caption + references in, the metric's result as JSON out (API name ``/score``)."""
+    import gradio as gr
+
+    handler = make_text_handler(metric)
+    with gr.Blocks(title=title) as demo:
+        gr.Markdown(f"# {title}\n\n{description}")
+        caption = gr.Textbox(label="Candidate caption", value="a dog runs across the grass")
+        references = gr.Textbox(label="References (one per line)", lines=5, value="a brown dog running on grass\na dog plays outside")
+        button = gr.Button("Score")
+        output = gr.JSON(label="Result")
+        button.click(handler, inputs=[caption, references], outputs=output, api_name="score")
+    return demo
