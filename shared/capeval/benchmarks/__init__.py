@@ -1,0 +1,16 @@
+"""Meta-evaluation: human-judgment benchmarks, their protocols, and the harness that correlates metrics with them.
+
+>>> from capeval.benchmarks import load_benchmark, prepare
+>>> p1 = prepare("flickr8k_expert").correlations[0]
+>>> p1.protocol
+'P1: mean of 3 expert ratings per caption, 5,664 captions (the 158 self-captions excluded)'
+"""
+
+from capeval.benchmarks.hub import BENCHMARKS
+from capeval.benchmarks.hub import attach_images
+from capeval.benchmarks.hub import hub_dir
+from capeval.benchmarks.hub import load_benchmark
+from capeval.benchmarks.rowsets import Benchmark
+from capeval.benchmarks.rowsets import prepare
+
+__all__ = ["BENCHMARKS", "Benchmark", "attach_images", "hub_dir", "load_benchmark", "prepare"]

@@ -1,0 +1,72 @@
+"""Where the benchmark datasets live and how they load.
+
+Each benchmark is a Hub dataset repository: a folder with ``data/*.parquet`` and a README card.
+capeval reads them from the ``hub/`` folder of the repository checkout it was installed from
+(``pip install -e .``), from ``$CAPEVAL_HUB_DIR`` when set, or from any folder or Hub id passed
+as ``source``. Nothing is downloaded unless ``source`` names a Hub repository.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BENCHMARKS = {
+    "flickr8k_expert": "Flickr8k-Expert",
+    "flickr8k_cf": "Flickr8k-CF",
+    "composite": "Composite",
+    "pascal50s": "PASCAL-50S",
+    "capeval1k": "CapEval1k",
+    "thumb": "THumB 1.0 (MSCOCO)",
+}
+
+
+def hub_dir() -> Path:
+    """The folder holding one Hub dataset folder per benchmark."""
+    if os.environ.get("CAPEVAL_HUB_DIR"):
+        return Path(os.environ["CAPEVAL_HUB_DIR"])
+    return Path(__file__).resolve().parents[3] / "hub"
+
+
+def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
+    """The folder (or Hub id) that ``datasets.load_dataset`` reads for benchmark ``name``."""
+    if source is not None:
+        return str(source)
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BENCHMARKS)}")
+    folder = hub_dir() / name
+    if not (folder / "README.md").is_file():
+        raise FileNotFoundError(
+            f"benchmark folder {folder} not found: capeval reads its benchmarks from the repository's hub/ folder "
+            "(install capeval from a checkout with `pip install -e .`), from $CAPEVAL_HUB_DIR, or from a "
+            "folder or Hub id passed as `source`")
+    return str(folder)
+
+
+def load_benchmark(name: str, source: str | os.PathLike | None = None):
+    """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
+
+    Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
+    are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
+
+    >>> ds = load_benchmark("flickr8k_expert")
+    >>> ds.num_rows, sum(ds["is_self_caption"])
+    (5822, 158)
+    >>> sorted(ds.features)
+    ['candidate', 'candidate_id', 'expert_scores', 'image', 'image_file', 'is_self_caption', 'mean_score', 'references', 'row_id']
+    """
+    import datasets
+
+    return datasets.load_dataset(benchmark_source(name, source), split="test")
+
+
+def attach_images(dataset, image_dir: str | os.PathLike):
+    """Fill the optional ``image`` column from ``image_dir/<image_file>`` (raises if an image is missing)."""
+    import datasets
+
+    image_dir = Path(image_dir)
+    missing = sorted({f for f in dataset["image_file"] if not (image_dir / f).is_file()})
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} image(s) missing from {image_dir}, e.g. {missing[:3]}")
+    paths = [str(image_dir / f) for f in dataset["image_file"]]
+    return dataset.remove_columns("image").add_column("image", paths).cast_column("image", datasets.Image())
