@@ -4,13 +4,14 @@ import hashlib
 import math
 from importlib import resources
 
+import numpy as np
 import pytest
 import torch
 
 from capeval.scoring.bert_tbr import (
     EncodedCaption,
     bert_tbr_score,
-    combined_reference,
+    combined_columns,
     reference_matches,
     stopword_recall,
     thresholded_recall,
@@ -24,7 +25,7 @@ STOP = stopwords("bert_tbr")
 
 def caption(rows, pieces, ids=None):
     """An EncodedCaption from raw rows for [CLS], pieces..., [SEP]."""
-    embeddings = normalize_rows(torch.tensor(rows, dtype=torch.float32))
+    embeddings = normalize_rows(torch.tensor(rows, dtype=torch.float32)).numpy()
     ids = ids or [101, *range(1000, 1000 + len(pieces)), 102]
     return EncodedCaption(embeddings, ids, list(pieces))
 
@@ -75,14 +76,14 @@ def two_reference_mock():
 def test_combine_appends_the_mismatched_piece_with_the_off_by_one_row():
     ref_a, ref_b = two_reference_mock()
     matches = reference_matches([ref_a, ref_b], beta=0.4)
-    assert matches[0][1].tolist() == [True, False]  # match_A(B): b0 matched, b1 not
-    columns, label_ids, label_pieces = combined_reference(0, [ref_a, ref_b], matches, "code")
-    # Columns [a0, a1, SEP_A] labelled [a0, a1, b1]; b1's own vector is lost, b0's row (row k=1 of B) dropped last.
+    assert matches[0, 2:].tolist() == [True, False]  # match_A(B): b0 matched, b1 not
+    # Stacked rows: A = 0..3 (CLS_A, a0, a1, SEP_A), B = 4..7 (CLS_B, b0, b1, SEP_B).
+    rows, label_ids, label_pieces = combined_columns(0, [ref_a, ref_b], matches, "code")
+    # Columns [a0, a1, SEP_A] labelled [a0, a1, b1]; b1's own vector is lost, B's row k=1 (b0) dropped last.
+    assert rows == [1, 2, 3]
     assert label_pieces == ["a0", "a1", "b1"] and label_ids == [11, 12, 22]
-    assert torch.allclose(columns, torch.stack([ref_a.embeddings[1], ref_a.embeddings[2], ref_a.embeddings[3]]))
-    columns, _, label_pieces = combined_reference(0, [ref_a, ref_b], matches, "paper")
-    assert label_pieces == ["a0", "a1", "b1"]
-    assert torch.allclose(columns, torch.stack([ref_a.embeddings[1], ref_a.embeddings[2], ref_b.embeddings[2]]))
+    rows, _, label_pieces = combined_columns(0, [ref_a, ref_b], matches, "paper")
+    assert rows == [1, 2, 6] and label_pieces == ["a0", "a1", "b1"]
 
 
 def test_duplicates_from_an_earlier_reference_are_not_appended_twice():
@@ -91,23 +92,23 @@ def test_duplicates_from_an_earlier_reference_are_not_appended_twice():
     ref_b = caption([eye[0], eye[5], eye[9]], ["new"], [101, 15, 102])
     ref_c = caption([eye[0], eye[5], eye[9]], ["new"], [101, 15, 102])
     matches = reference_matches([ref_a, ref_b, ref_c], beta=0.4)
-    _, _, pieces = combined_reference(0, [ref_a, ref_b, ref_c], matches, "code")
+    _, _, pieces = combined_columns(0, [ref_a, ref_b, ref_c], matches, "code")
     assert pieces == ["x", "new"]  # C's "new" is matched by B (index 1 < 2), so it is a duplicate
 
 
 def test_cut_zeroes_a_match_below_beta():
-    maxima = torch.tensor([0.9, 0.39, 0.5])
-    weights = torch.tensor([1.0, 5.0, 1.0])
+    maxima = np.array([0.9, 0.39, 0.5])
+    weights = np.array([1.0, 5.0, 1.0])
     # The 0.39 column is cut: it leaves both numerator and denominator.
     assert thresholded_recall(maxima, weights, 0.4) == pytest.approx((0.9 + 0.5) / 2)
-    assert thresholded_recall(torch.tensor([0.1, 0.2]), torch.ones(2), 0.4) == 0.0
+    assert thresholded_recall(np.array([0.1, 0.2]), np.ones(2), 0.4) == 0.0
 
 
 def test_stopword_recall_denominator():
-    maxima = torch.tensor([0.9, 0.3, 0.5])
+    maxima = np.array([0.9, 0.3, 0.5])
     assert stopword_recall(maxima, 0.4, "code") == pytest.approx(0.7)
     assert stopword_recall(maxima, 0.4, "paper") == pytest.approx(1.4 / 3)
-    assert stopword_recall(torch.tensor([]), 0.4, "code") == 0.0
+    assert stopword_recall(np.array([]), 0.4, "code") == 0.0
 
 
 def test_identity_scores_one_and_stopword_only_scores_zero():

@@ -1,52 +1,82 @@
-"""Greedy matching and IDF: hand-worked numbers, no model."""
+"""BERTScore matching and IDF: hand-worked numbers, no model."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from capeval.scoring.matching import (
-    best_over_references,
-    greedy_match,
-    idf_weights,
-    normalize_rows,
-    token_weights,
-)
+from capeval.scoring.bertscore import match_one_candidate, padding_floors
+from capeval.scoring.matching import idf_weights, normalize_rows, segment_max, segment_sum, token_weights
+
+NO_FLOOR = np.array([-np.inf])
+
+
+def match(candidate, references, cand_w=None, ref_ws=None, floors=(None, None)):
+    """P, R, F of a candidate against references given as lists of rows."""
+    cand = np.asarray(candidate, dtype=np.float64)
+    refs = [np.asarray(r, dtype=np.float64) for r in references]
+    cand_w = np.ones(len(cand)) if cand_w is None else np.asarray(cand_w, dtype=np.float64)
+    ref_ws = [np.ones(len(r)) for r in refs] if ref_ws is None else [np.asarray(w, dtype=np.float64) for w in ref_ws]
+    p_floor = np.full(len(refs), -np.inf) if floors[0] is None else np.asarray(floors[0])
+    r_floor = np.full(len(refs), -np.inf) if floors[1] is None else np.asarray(floors[1])
+    return match_one_candidate(cand, cand_w, np.concatenate(refs), np.concatenate(ref_ws), [len(r) for r in refs], p_floor, r_floor)
 
 
 def test_greedy_match_hand_worked():
-    sim = torch.tensor([[1.0, 0.2, 0.0], [0.4, 0.6, 0.3]])
-    precision, recall, f_score = greedy_match(sim, torch.tensor([1.0, 1.0]), torch.tensor([1.0, 1.0, 2.0]))
-    assert precision == pytest.approx((1.0 + 0.6) / 2)
-    assert recall == pytest.approx((1.0 + 0.6 + 2 * 0.3) / 4)
-    assert f_score == pytest.approx(2 * 0.8 * 0.55 / 1.35)
+    # Similarity [[1.0, 0.2, 0.0], [0.9, 0.6, 0.3]] built from unit vectors.
+    e = np.eye(3)
+    candidate = [e[0], 0.9 * e[0] + 0.6 * e[1] + 0.3 * e[2]]
+    reference = [e[0], 0.2 * e[0] + np.sqrt(1 - 0.04) * e[1], e[2]]
+    sim = np.asarray(candidate) @ np.asarray(reference).T
+    precision, recall, f_score = match(candidate, [reference], ref_ws=[[1.0, 1.0, 2.0]])
+    assert precision[0] == pytest.approx((sim[0].max() + sim[1].max()) / 2)
+    assert recall[0] == pytest.approx((sim[:, 0].max() + sim[:, 1].max() + 2 * sim[:, 2].max()) / 4)
+    assert f_score[0] == pytest.approx(2 * precision[0] * recall[0] / (precision[0] + recall[0]))
 
 
 def test_special_token_can_win_the_max_with_zero_weight():
     # The reference's [SEP] embedding equals the candidate's token: that token's max is 1.
-    token = normalize_rows(torch.tensor([[1.0, 2.0, 0.5]]))
-    cls, other = normalize_rows(torch.tensor([[0.0, 0.0, 1.0], [1.0, -1.0, 0.0]]))
-    candidate = torch.cat([cls[None], token, cls[None]])
-    reference = torch.cat([cls[None], other[None], token])  # [CLS], piece, [SEP]=token
-    weights_c = token_weights([101, 7, 102], [True, False, True], None)
-    weights_r = token_weights([101, 9, 102], [True, False, True], None)
-    precision, _, _ = greedy_match(candidate @ reference.T, weights_c, weights_r)
-    assert precision == pytest.approx(1.0, abs=1e-6)
+    token = normalize_rows(torch.tensor([[1.0, 2.0, 0.5]])).numpy()[0]
+    cls = np.array([0.0, 0.0, 1.0])
+    other = normalize_rows(torch.tensor([[1.0, -1.0, 0.0]])).numpy()[0]
+    weights_c = token_weights([101, 7, 102], [True, False, True], None).numpy()
+    weights_r = token_weights([101, 9, 102], [True, False, True], None).numpy()
+    precision, _, _ = match([cls, token, cls], [[cls, other, token]], weights_c, [weights_r])
+    assert precision[0] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_empty_side_scores_zero():
-    sim = torch.rand(2, 3)
-    assert greedy_match(sim, torch.zeros(2), torch.ones(3)) == (0.0, 0.0, 0.0)
-    assert greedy_match(sim, torch.ones(2), torch.zeros(3)) == (0.0, 0.0, 0.0)
+    e = np.eye(2)
+    precision, recall, f_score = match([e[0], e[1]], [[e[0]], [e[1]]], cand_w=[0.0, 0.0])
+    assert precision.tolist() == recall.tolist() == f_score.tolist() == [0.0, 0.0]
+    precision, recall, f_score = match([e[0]], [[e[0]], [e[1]]], ref_ws=[[0.0], [1.0]])
+    assert (precision[0], recall[0], f_score[0]) == (0.0, 0.0, 0.0) and f_score[1] == 0.0
 
 
-def test_multi_reference_takes_each_maximum_independently():
-    against_r1 = greedy_match(torch.tensor([[0.9, 0.1], [0.9, 0.1]]), torch.ones(2), torch.ones(2))
-    against_r2 = greedy_match(torch.tensor([[0.7, 0.8], [0.2, 0.8]]), torch.ones(2), torch.ones(2))
-    precision, recall, f_score = best_over_references([against_r1, against_r2])
-    assert precision == against_r1[0] and recall == against_r2[1]
-    assert f_score == max(against_r1[2], against_r2[2])
-    assert f_score != pytest.approx(2 * precision * recall / (precision + recall))
+def test_each_reference_is_scored_separately():
+    e = np.eye(3)
+    precision, recall, _ = match([e[0], e[1]], [[e[0]], [e[0], e[1], e[2]]])
+    assert precision.tolist() == pytest.approx([0.5, 1.0])
+    assert recall.tolist() == pytest.approx([1.0, 2 / 3])
+
+
+def test_padding_floor_replaces_a_negative_best_match():
+    e = np.eye(2)
+    candidate, reference = [e[0]], [-e[0]]  # cosine -1
+    assert match(candidate, [reference])[0][0] == pytest.approx(-1.0)
+    # Padded on both sides in its bert_score batch: padding zeros join the maxima.
+    assert match(candidate, [reference], floors=([0.0], [0.0]))[0][0] == 0.0
+
+
+def test_padding_floors_per_batch():
+    assert padding_floors([4, 4, 6, 2, 2], 2).tolist() == [-np.inf, -np.inf, -np.inf, 0.0, -np.inf]
+
+
+def test_segment_helpers():
+    m = np.array([[1.0, 4.0, 2.0, 3.0]])
+    assert segment_max(m, [1, 0, 3]).tolist() == [[1.0, -np.inf, 4.0]]
+    assert segment_sum(np.array([1.0, 2.0, 3.0, 4.0]), [3, 1, 0]).tolist() == [6.0, 4.0, 0.0]
 
 
 def test_idf_vectors():

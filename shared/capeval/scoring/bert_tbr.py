@@ -25,13 +25,13 @@ import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import torch
+import numpy as np
 
 from ..inputs import hashcode
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
-from .matching import idf_weights, normalize_rows
+from .matching import idf_weights, normalize_rows, segment_max
 
 MODES = ("code", "paper")
 #: β per model from the paper; other models need an explicit β.
@@ -48,40 +48,23 @@ class EncodedCaption:
     [SEP]; ``ids``: the n + 2 token ids; ``pieces``: the n word-piece strings.
     """
 
-    embeddings: torch.Tensor
+    embeddings: np.ndarray
     ids: list[int]
     pieces: list[str]
 
-    @property
-    def piece_embeddings(self) -> torch.Tensor:
-        return self.embeddings[1:-1]
+
+def reference_matches(references: Sequence[EncodedCaption], beta: float) -> np.ndarray:
+    """``matches[a, p]``: whether word piece p (of all references' pieces, concatenated in
+    order) has a match above β in reference a: max(0, max_t cos(p, a_t)) > β over a's
+    word pieces ([CLS]/[SEP] excluded)."""
+    pieces = np.concatenate([ref.embeddings[1:-1] for ref in references])
+    best = segment_max(pieces @ pieces.T, [len(ref.pieces) for ref in references])  # (all pieces, refs)
+    return (np.maximum(best, 0.0) > beta).T
 
 
-def reference_matches(references: Sequence[EncodedCaption], beta: float) -> list[list[torch.Tensor]]:
-    """``matches[a][b][k]``: whether piece k of reference b has a match above β in reference a.
-
-    A match is max(0, max_t cos(b_k, a_t)) > β over a's word pieces ([CLS]/[SEP] excluded).
-    """
-    stacked = torch.cat([ref.piece_embeddings for ref in references])
-    similarity = stacked @ stacked.T
-    bounds = torch.tensor([0] + [len(ref.pieces) for ref in references]).cumsum(0).tolist()
-    matches = []
-    for a in range(len(references)):
-        row = []
-        for b in range(len(references)):
-            block = similarity[bounds[b] : bounds[b + 1], bounds[a] : bounds[a + 1]]
-            if block.shape[1] == 0:
-                row.append(torch.zeros(block.shape[0], dtype=torch.bool))
-            else:
-                row.append(block.max(dim=1).values.clamp(min=0) > beta)
-        matches.append(row)
-    return matches
-
-
-def combined_reference(
-    base: int, references: Sequence[EncodedCaption], matches: Sequence[Sequence[torch.Tensor]], mode: str = "code"
-) -> tuple[torch.Tensor, list[int], list[str]]:
-    """The columns scored for one base reference: embeddings, label ids, label pieces.
+def combined_columns(base: int, references: Sequence[EncodedCaption], matches: np.ndarray, mode: str = "code") -> tuple[list[int], list[int], list[str]]:
+    """The columns scored for one base reference, as row indices into the references'
+    stacked [CLS]…[SEP] embeddings, with their label ids and label pieces.
 
     Pieces of each other reference B that the base does not match are appended,
     unless an earlier reference (other than the base) already matches them. In
@@ -89,64 +72,64 @@ def combined_reference(
     code's off-by-one shift (module docstring); in ``"paper"`` mode each appended
     piece brings its own embedding.
     """
+    row_offsets = np.cumsum([0] + [len(ref.ids) for ref in references]).tolist()
+    piece_offsets = np.cumsum([0] + [len(ref.pieces) for ref in references]).tolist()
     anchor = references[base]
-    appended_rows: list[torch.Tensor] = []
+    appended_rows: list[int] = []
     label_ids = list(anchor.ids[1:-1])
     label_pieces = list(anchor.pieces)
     for b, other in enumerate(references):
         if b == base:
             continue
         for k in range(len(other.pieces)):
-            if matches[base][b][k]:
-                continue
-            if any(matches[c][b][k] for c in range(b) if c != base):
+            piece = piece_offsets[b] + k
+            if matches[base, piece] or any(matches[c, piece] for c in range(b) if c != base):
                 continue
             # Row k of the [CLS]-prefixed tensor is piece k-1 (the released code's off-by-one).
-            appended_rows.append(other.embeddings[k] if mode == "code" else other.embeddings[k + 1])
+            appended_rows.append(row_offsets[b] + (k if mode == "code" else k + 1))
             label_ids.append(other.ids[k + 1])
             label_pieces.append(other.pieces[k])
+    first = row_offsets[base]
     if mode == "code":
         # The code slices [1:-1] after appending: the base's [SEP] stays, the last appended row goes.
-        columns = torch.cat([anchor.embeddings, *[row[None] for row in appended_rows]])[1:-1]
-    else:
-        columns = torch.cat([anchor.piece_embeddings, *[row[None] for row in appended_rows]])
-    return columns, label_ids, label_pieces
+        rows = list(range(first, row_offsets[base + 1])) + appended_rows
+        return rows[1:-1], label_ids, label_pieces
+    return list(range(first + 1, row_offsets[base + 1] - 1)) + appended_rows, label_ids, label_pieces
 
 
-def column_maxima(similarity: torch.Tensor) -> torch.Tensor:
-    """max(0, max over candidate rows) per reference column; 0 where there are no rows."""
+def column_maxima(similarity: np.ndarray) -> np.ndarray:
+    """max(0, max over candidate rows) per column; 0 where there are no rows."""
     if similarity.shape[0] == 0:
-        return torch.zeros(similarity.shape[1])
-    return similarity.max(dim=0).values.clamp(min=0)
+        return np.zeros(similarity.shape[1], dtype=similarity.dtype)
+    return np.maximum(similarity.max(axis=0), 0.0)
 
 
-def thresholded_recall(maxima: torch.Tensor, weights: torch.Tensor, beta: float) -> float:
+def thresholded_recall(maxima: np.ndarray, weights: np.ndarray, beta: float) -> float:
     """Eq. 3: Σ w·m over columns with m > β, divided by Σ w over the same columns (0 if none).
 
-    >>> thresholded_recall(torch.tensor([0.9, 0.3, 0.5]), torch.tensor([1.0, 1.0, 2.0]), 0.4)
-    0.6333333253860474
+    >>> round(thresholded_recall(np.array([0.9, 0.3, 0.5]), np.array([1.0, 1.0, 2.0]), 0.4), 6)
+    0.633333
     """
     passing = maxima > beta
-    denominator = float((weights * passing).sum())
+    denominator = float(weights[passing].sum())
     if denominator == 0.0:
         return 0.0
-    return float((weights * maxima * passing).sum()) / denominator
+    return float((weights[passing] * maxima[passing]).sum()) / denominator
 
 
-def stopword_recall(maxima: torch.Tensor, beta: float, mode: str = "code") -> float:
+def stopword_recall(maxima: np.ndarray, beta: float, mode: str = "code") -> float:
     """Eq. 5 over the non-stop-word columns' maxima.
 
     ``"code"`` divides by the number of columns that pass β, ``"paper"`` by all columns.
 
-    >>> m = torch.tensor([0.9, 0.3, 0.5])
+    >>> m = np.array([0.9, 0.3, 0.5])
     >>> round(stopword_recall(m, 0.4, "code"), 4), round(stopword_recall(m, 0.4, "paper"), 4)
     (0.7, 0.4667)
     """
     passing = maxima > beta
-    count = int(passing.sum()) if mode == "code" else len(maxima)
-    if count == 0 or not bool(passing.any()):
+    if not passing.any():
         return 0.0
-    return float((maxima * passing).sum()) / count
+    return float(maxima[passing].sum()) / (int(passing.sum()) if mode == "code" else len(maxima))
 
 
 def bert_tbr_score(
@@ -158,23 +141,27 @@ def bert_tbr_score(
     beta: float = 0.4,
     mode: str = "code",
 ) -> float:
-    """BERT-TBR of one candidate against its references (see the module docstring)."""
+    """BERT-TBR of one candidate against its references (see the module docstring).
+
+    The candidate is matched once against every row of every reference; each base
+    then only selects its columns' maxima.
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     matches = reference_matches(references, beta)
-    candidate_rows = candidate.piece_embeddings
-    content_rows = torch.tensor([p not in stop_words for p in candidate.pieces], dtype=torch.bool)
+    similarity = candidate.embeddings[1:-1] @ np.concatenate([ref.embeddings for ref in references]).T
+    content_rows = np.array([p not in stop_words for p in candidate.pieces], dtype=bool)
+    maxima = column_maxima(similarity)
+    content_maxima = column_maxima(similarity[content_rows])
     total = 0.0
     for base in range(len(references)):
-        columns, label_ids, label_pieces = combined_reference(base, references, matches, mode)
-        similarity = candidate_rows @ columns.T
-        weights = torch.tensor([idf[t] for t in label_ids], dtype=torch.float32)
-        combined = thresholded_recall(column_maxima(similarity), weights, beta)
+        rows, label_ids, label_pieces = combined_columns(base, references, matches, mode)
+        weights = np.array([idf[t] for t in label_ids], dtype=np.float64)
+        combined = thresholded_recall(maxima[rows], weights, beta)
         if combined == 0.0:
             continue
-        content_columns = torch.tensor([p not in stop_words for p in label_pieces], dtype=torch.bool)
-        removed = stopword_recall(column_maxima(similarity[content_rows][:, content_columns]), beta, mode)
-        total += combined * removed
+        content_columns = np.array([p not in stop_words for p in label_pieces], dtype=bool)
+        total += combined * stopword_recall(content_maxima[rows][content_columns], beta, mode)
     return total / len(references)
 
 
@@ -236,7 +223,7 @@ class BertTbrScorer:
             warnings.warn(f"captions longer than {limit} tokens were truncated to the model's maximum length", stacklevel=2)
         tokenizer = self.encoder.tokenizer
         return {
-            sentence: EncodedCaption(normalize_rows(seq.hidden), seq.ids, tokenizer.convert_ids_to_tokens(seq.ids[1:-1]))
+            sentence: EncodedCaption(normalize_rows(seq.hidden).numpy(), seq.ids, tokenizer.convert_ids_to_tokens(seq.ids[1:-1]))
             for sentence, seq in zip(unique, encoded)
         }
 
@@ -250,11 +237,10 @@ class BertTbrScorer:
         else:
             documents = self.encoder.tokenize(idf_sentences)
         idf = idf_weights(documents)
-        scores = []
-        with torch.inference_mode():
-            for candidate, refs in progress(list(zip(candidates, references)), desc="BERT-TBR", show=show_progress):
-                scores.append(bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode))
-        return scores
+        return [
+            bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
+            for candidate, refs in progress(list(zip(candidates, references)), desc="BERT-TBR", show=show_progress)
+        ]
 
     def hashcode(self, idf: str = "corpus") -> str:
         return hashcode("bert_tbr", model=self.encoder.name_or_path, layer=self.encoder.layer, beta=self.beta, mode=self.mode, idf=idf)

@@ -2,34 +2,72 @@
 
 Equal to ``bert_score.score`` on the same model and layer (P, R, F to 1e-6):
 special tokens weigh 0 but can win maxima, IDF comes from the references, and
-with several references P, R and F are each maxed independently. Faster because
-every distinct sentence is encoded once in length-sorted batches and each
-candidate is matched against all its references in one matrix product.
+with several references P, R and F are each maxed independently.
+
+One more bert_score behaviour is kept so outputs stay equal: it matches pairs in
+batches of ``batch_size`` padded to the batch's longest sentence, and padded
+positions have similarity 0, so they join the maxima. A token whose real
+similarities are all negative therefore gets 0 instead of its (negative) best
+match whenever the other sentence was shorter than the longest one on its side
+of the batch. ``pad_like_bert_score=False`` gives the batch-independent definition.
+
+Every distinct sentence is encoded once in length-sorted batches, and each
+candidate is matched against all of its references with one matrix product.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-import torch
-
+import numpy as np
 from ..inputs import hashcode
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
-from .matching import best_over_references, greedy_match, idf_weights, normalize_rows, token_weights
+from .matching import idf_weights, normalize_rows, segment_max, segment_sum, token_weights
 
 
-def match_against_references(
-    candidate: torch.Tensor, candidate_weights: torch.Tensor, references: Sequence[tuple[torch.Tensor, torch.Tensor]]
-) -> list[tuple[float, float, float]]:
-    """P, R, F of one normalised candidate against each normalised reference (one matmul for all)."""
-    stacked = torch.cat([emb for emb, _ in references])
-    similarity = candidate @ stacked.T
-    scores, start = [], 0
-    for emb, weights in references:
-        scores.append(greedy_match(similarity[:, start : start + len(emb)], candidate_weights, weights))
-        start += len(emb)
-    return scores
+def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
+    """0 where bert_score pads a sentence in its batch of ``batch_size`` (so padding zeros join
+    the other side's maxima), -inf where the sentence is the batch's longest.
+
+    >>> padding_floors([3, 5, 5, 2], 2).tolist()
+    [0.0, -inf, -inf, 0.0]
+    """
+    lengths = np.asarray(lengths)
+    floors = np.full(len(lengths), -np.inf)
+    for start in range(0, len(lengths), batch_size):
+        batch = lengths[start : start + batch_size]
+        floors[start : start + batch_size][batch < batch.max()] = 0.0
+    return floors
+
+
+def match_one_candidate(
+    candidate: np.ndarray,
+    candidate_weights: np.ndarray,
+    references: np.ndarray,
+    reference_weights: np.ndarray,
+    reference_lengths: Sequence[int],
+    precision_floors: np.ndarray,
+    recall_floors: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, R, F of one candidate against each of its references, stacked row-wise in ``references``.
+
+    ``precision_floors`` and ``recall_floors`` (one per reference) are the lowest value a
+    maximum can take in that pair (see :func:`padding_floors`); -inf means no floor.
+    """
+    similarity = candidate @ references.T  # (candidate tokens, all reference tokens)
+    best_for_candidate = np.maximum(segment_max(similarity, reference_lengths), precision_floors)  # (c, refs)
+    best_for_reference = np.maximum(similarity.max(axis=0), np.repeat(recall_floors, reference_lengths))
+    cand_total = candidate_weights.sum()
+    ref_totals = segment_sum(reference_weights, reference_lengths)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = (candidate_weights @ best_for_candidate) / cand_total
+        recall = segment_sum(best_for_reference * reference_weights, reference_lengths) / ref_totals
+        f_score = 2 * precision * recall / (precision + recall)
+    empty = (ref_totals == 0) | (cand_total == 0)
+    precision, recall = np.where(empty, 0.0, precision), np.where(empty, 0.0, recall)
+    f_score = np.where(empty | np.isnan(f_score), 0.0, f_score)
+    return precision, recall, f_score
 
 
 class BERTScorer:
@@ -44,9 +82,11 @@ class BERTScorer:
         0.778
     """
 
-    def __init__(self, model_name_or_path: str, *, layer: int | None = None, idf: bool = False, device=None, encoder: TextEncoder | None = None):
+    def __init__(self, model_name_or_path: str, *, layer: int | None = None, idf: bool = False, device=None,
+                 pad_like_bert_score: bool = True, encoder: TextEncoder | None = None):
         self.encoder = encoder or get_text_encoder(model_name_or_path, layer=layer, device=device, tokenizer_kwargs=_tokenizer_options(model_name_or_path))
         self.idf = idf
+        self.pad_like_bert_score = pad_like_bert_score
 
     def score(
         self,
@@ -57,30 +97,50 @@ class BERTScorer:
         batch_size: int = 64,
         show_progress: bool | None = None,
     ) -> dict:
-        """Per-candidate precision, recall and f1 lists plus a hashcode."""
+        """Per-candidate precision, recall and f1 lists plus a hashcode.
+
+        ``batch_size`` is both the encoding batch and, as in bert_score, the size of
+        the padded batches of (candidate, reference) pairs (module docstring).
+        """
         sentences = list(dict.fromkeys([*candidates, *(r for refs in references for r in refs)]))
         encoded = dict(zip(sentences, self.encoder.encode(sentences, batch_size=batch_size, show_progress=show_progress)))
         idf = None
         if self.idf:
-            sentences = idf_sentences if idf_sentences is not None else [r for refs in references for r in refs]
-            idf = idf_weights(self.encoder.tokenize(sentences))
-        prepared: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+            idf = idf_weights(self.encoder.tokenize(idf_sentences if idf_sentences is not None else [r for refs in references for r in refs]))
+        prepared = {
+            sentence: (normalize_rows(seq.hidden).numpy(), token_weights(seq.ids, seq.special, idf).numpy())
+            for sentence, seq in encoded.items()
+        }
 
-        def prepare(sentence: str) -> tuple[torch.Tensor, torch.Tensor]:
-            if sentence not in prepared:
-                seq = encoded[sentence]
-                prepared[sentence] = (normalize_rows(seq.hidden), token_weights(seq.ids, seq.special, idf))
-            return prepared[sentence]
+        # bert_score flattens (candidate, reference) pairs and pads them in batches.
+        pair_candidates = [c for c, refs in zip(candidates, references) for _ in refs]
+        pair_references = [r for refs in references for r in refs]
+        if self.pad_like_bert_score:
+            candidate_floors = padding_floors([len(encoded[c].ids) for c in pair_candidates], batch_size)
+            reference_floors = padding_floors([len(encoded[r].ids) for r in pair_references], batch_size)
+        else:
+            candidate_floors = reference_floors = np.full(len(pair_references), -np.inf)
 
         precision, recall, f1 = [], [], []
+        start = 0
         pairs = list(zip(candidates, references))
-        with torch.inference_mode():
-            for candidate, refs in progress(pairs, desc="BERTScore matching", show=show_progress if len(pairs) > 1000 else False):
-                cand_emb, cand_weights = prepare(candidate)
-                p, r, f = best_over_references(match_against_references(cand_emb, cand_weights, [prepare(ref) for ref in refs]))
-                precision.append(p)
-                recall.append(r)
-                f1.append(f)
+        for candidate, refs in progress(pairs, desc="BERTScore matching", show=show_progress if len(pairs) > 1000 else False):
+            cand_emb, cand_weights = prepared[candidate]
+            stop = start + len(refs)
+            p, r, f = match_one_candidate(
+                cand_emb,
+                cand_weights,
+                np.concatenate([prepared[ref][0] for ref in refs]),
+                np.concatenate([prepared[ref][1] for ref in refs]),
+                [len(prepared[ref][0]) for ref in refs],
+                precision_floors=reference_floors[start:stop],
+                recall_floors=candidate_floors[start:stop],
+            )
+            # Several references: P, R and F are each maxed independently.
+            precision.append(float(p.max()))
+            recall.append(float(r.max()))
+            f1.append(float(f.max()))
+            start = stop
         return {"precision": precision, "recall": recall, "f1": f1, "hashcode": self.hashcode()}
 
     def hashcode(self) -> str:

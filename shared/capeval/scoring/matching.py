@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import torch
 
 
@@ -60,35 +61,27 @@ def token_weights(ids: Sequence[int], special: Sequence[bool], idf: Mapping[int,
     return torch.tensor([0.0 if s else (1.0 if idf is None else idf[t]) for t, s in zip(ids, special)], dtype=torch.float32)
 
 
-def greedy_match(
-    similarity: torch.Tensor, candidate_weights: torch.Tensor, reference_weights: torch.Tensor
-) -> tuple[float, float, float]:
-    """BERTScore P, R, F from one (candidate × reference) cosine matrix.
+def segment_max(matrix: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+    """Max over consecutive column segments of the given lengths; -inf for an empty segment.
 
-    P = Σ_i w_i max_j S_ij / Σ_i w_i over candidate tokens, R likewise over
-    reference tokens, F = 2PR/(P+R). Zero-weight tokens (special tokens) still
-    take part in the maxima, as in bert_score. A side whose weights sum to 0
-    (an empty sentence) gives P = R = F = 0.
-
-    >>> s = torch.tensor([[1.0, 0.2], [0.9, 0.6]])
-    >>> [round(v, 4) for v in greedy_match(s, torch.ones(2), torch.ones(2))]
-    [0.95, 0.8, 0.8686]
+    >>> segment_max(np.array([[1.0, 5.0, 2.0], [0.0, -1.0, 3.0]]), [2, 0, 1]).tolist()
+    [[5.0, -inf, 2.0], [0.0, -inf, 3.0]]
     """
-    cand_total = float(candidate_weights.sum())
-    ref_total = float(reference_weights.sum())
-    if cand_total == 0.0 or ref_total == 0.0:
-        return 0.0, 0.0, 0.0
-    precision = float((similarity.max(dim=1).values * candidate_weights).sum()) / cand_total
-    recall = float((similarity.max(dim=0).values * reference_weights).sum()) / ref_total
-    f_score = 2 * precision * recall / (precision + recall) if precision + recall != 0 else 0.0
-    return precision, recall, f_score
+    lengths = np.asarray(lengths)
+    out = np.full((matrix.shape[0], len(lengths)), -np.inf, dtype=matrix.dtype)
+    nonempty = lengths > 0
+    if nonempty.any():
+        starts = (np.cumsum(lengths) - lengths)[nonempty]
+        out[:, nonempty] = np.maximum.reduceat(matrix, starts, axis=1)
+    return out
 
 
-def best_over_references(scores: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
-    """bert_score's multi-reference rule: the max of P, of R and of F, each independently.
+def segment_sum(values: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+    """Sum over consecutive segments of the given lengths (0 for an empty segment).
 
-    >>> best_over_references([(0.9, 0.5, 0.64), (0.6, 0.8, 0.69)])
-    (0.9, 0.8, 0.69)
+    >>> segment_sum(np.array([1.0, 2.0, 4.0]), [2, 0, 1]).tolist()
+    [3.0, 0.0, 4.0]
     """
-    precision, recall, f_score = zip(*scores)
-    return max(precision), max(recall), max(f_score)
+    totals = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
+    ends = np.cumsum(lengths)
+    return totals[ends] - totals[ends - np.asarray(lengths)]
