@@ -29,7 +29,7 @@ import numpy as np
 
 from ..inputs import hashcode
 from ..progress import progress
-from ..text.encoder import TextEncoder, get_text_encoder
+from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from .matching import idf_weights, normalize_rows, segment_max
 
@@ -221,11 +221,12 @@ class BertTbrScorer:
         limit = self.encoder.tokenizer.model_max_length
         if any(len(seq.ids) >= limit for seq in encoded):
             warnings.warn(f"captions longer than {limit} tokens were truncated to the model's maximum length", stacklevel=2)
-        tokenizer = self.encoder.tokenizer
-        return {
-            sentence: EncodedCaption(normalize_rows(seq.hidden).numpy(), seq.ids, tokenizer.convert_ids_to_tokens(seq.ids[1:-1]))
-            for sentence, seq in zip(unique, encoded)
-        }
+        return {sentence: self.caption(seq) for sentence, seq in zip(unique, encoded)}
+
+    def caption(self, sequence: EncodedSequence) -> EncodedCaption:
+        """An encoder output as an :class:`EncodedCaption` (normalised rows, word-piece strings)."""
+        pieces = self.encoder.tokenizer.convert_ids_to_tokens(sequence.ids[1:-1])
+        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)
 
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
               idf_sentences: Sequence[str] | None = None, batch_size: int = 64, show_progress: bool | None = None) -> list[float]:
