@@ -21,7 +21,7 @@ class Items:
     """What a metric scores: one candidate caption per item, its references and the judged image."""
 
     candidates: list[str]
-    references: list[list[str]]
+    references: list[list[str] | None]  # None where a benchmark has no references for the item
     image_files: list[str]
 
     def __len__(self) -> int:
@@ -60,6 +60,15 @@ class Benchmark:
     notes: list[str] = field(default_factory=list)
 
 
+def load_columns(name: str, source=None) -> dict[str, list]:
+    """A benchmark's columns as Python lists (without the optional image column)."""
+    return load_benchmark(name, source).remove_columns("image").to_dict()
+
+
+def take(columns: dict[str, list], rows) -> dict[str, list]:
+    return {name: [values[i] for i in rows] for name, values in columns.items()}
+
+
 def flickr8k_expert(source=None, include_self_captions: bool = False) -> Benchmark:
     """Flickr8k-Expert under both protocols.
 
@@ -72,9 +81,9 @@ def flickr8k_expert(source=None, include_self_captions: bool = False) -> Benchma
     >>> len(bench.items), [len(rows.human) for rows in bench.correlations]
     (5664, [5664, 16992])
     """
-    data = load_benchmark("flickr8k_expert", source)
-    keep = np.ones(data.num_rows, bool) if include_self_captions else ~np.asarray(data["is_self_caption"])
-    data = data.select(np.flatnonzero(keep))
+    data = load_columns("flickr8k_expert", source)
+    keep = np.ones(len(data["row_id"]), bool) if include_self_captions else ~np.asarray(data["is_self_caption"])
+    data = take(data, np.flatnonzero(keep))
     items = Items(data["candidate"], data["references"], data["image_file"])
     n = len(items)
     rows = f"{n:,} captions ({'158 self-captions kept' if include_self_captions else 'the 158 self-captions excluded'})"
@@ -94,7 +103,7 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
     candidate of the image). ``include_self_captions=False`` drops the 721 self-caption rows instead
     and keeps all 5 references.
     """
-    data = load_benchmark("flickr8k_cf", source)
+    data = load_columns("flickr8k_cf", source)
     self_caption = np.asarray(data["is_self_caption"])
     references = data["references"]
     if include_self_captions:
@@ -104,14 +113,14 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
                 judged_own.setdefault(image, set()).add(candidate)
         references = [[r for r in refs if r not in judged_own.get(image, ())]
                       for image, refs in zip(data["image_file"], references)]
-        keep = np.arange(data.num_rows)
-        rule = (f"all {data.num_rows:,} captions; {int(self_caption.sum())} self-captions kept and removed from their "
+        keep = np.arange(len(self_caption))
+        rule = (f"all {len(keep):,} captions; {int(self_caption.sum())} self-captions kept and removed from their "
                 f"image's references (CLIPScore's preparation)")
     else:
         keep = np.flatnonzero(~self_caption)
         references = [references[i] for i in keep]
         rule = f"{len(keep):,} captions (the {int(self_caption.sum())} self-captions excluded)"
-    data = data.select(keep)
+    data = take(data, keep)
     items = Items(data["candidate"], references, data["image_file"])
     return Benchmark("flickr8k_cf", BENCHMARKS["flickr8k_cf"], items, [
         CorrelationRows("fraction yes", f"fraction of yes judgments per caption, {rule}",
@@ -119,9 +128,113 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
     ])
 
 
+def composite(source=None, candidate_reference: str = "remove") -> Benchmark:
+    """Composite: one τ over all 11,985 correctness scores.
+
+    References exist only for the Flickr8k subset (2,991 rows); reference-based metrics are scored on it
+    and reference-free ones on all rows (the harness picks). A candidate that is one of its image's
+    references (all 997 human captions) has that reference removed (``candidate_reference="remove"``,
+    the default, after Hessel) or kept (``"keep"``).
+    """
+    if candidate_reference not in ("remove", "keep"):
+        raise ValueError(f"candidate_reference must be 'remove' or 'keep', got {candidate_reference!r}")
+    data = load_columns("composite", source)
+    references = []
+    for refs, own in zip(data["references"], data["candidate_reference_index"]):
+        if refs is not None and own is not None and candidate_reference == "remove":
+            refs = refs[:own] + refs[own + 1:]
+        references.append(refs)
+    items = Items(data["candidate"], references, data["image_file"])
+    rule = ("the candidate's own reference removed" if candidate_reference == "remove"
+            else "the candidate's own reference kept")
+    return Benchmark("composite", BENCHMARKS["composite"], items, [
+        CorrelationRows("correctness", f"AMT correctness 1-5, one τ over all rows; Flickr8k references with {rule}",
+                        np.arange(len(items)), np.asarray(data["score"], dtype=float)),
+    ], notes=["references only for the 2,991 Flickr8k rows (Flickr30k and COCO captions unavailable)"])
+
+
+def parse_reference_rule(refs: str) -> tuple[str, int | None]:
+    """``first5`` | ``random5:<seed>`` | ``all`` | ``fleur5`` → (rule, seed)."""
+    if refs in ("first5", "all", "fleur5"):
+        return refs, None
+    if refs.startswith("random5:") and refs[len("random5:"):].isdigit():
+        return "random5", int(refs[len("random5:"):])
+    raise ValueError(f"refs must be 'first5', 'random5:<seed>', 'all' or 'fleur5', got {refs!r}")
+
+
+def pascal50s(source=None, refs: str = "first5") -> Benchmark:
+    """PASCAL-50S pairwise accuracy; every candidate is scored on its own against the image's references.
+
+    ``refs``: ``first5`` (the first 5 of the 50, SMURF's rule; default), ``random5:<seed>`` (5 drawn per
+    image with a fixed seed), ``fleur5`` (the 5 of FLEUR's file) or ``all`` (all 50).
+
+    >>> bench = pascal50s()
+    >>> len(bench.items), len(bench.pairs.label), bench.pairs.protocol
+    (8000, 4000, 'references: the first 5 of the 50 per image')
+    """
+    rule, seed = parse_reference_rule(refs)
+    dataset = load_benchmark("pascal50s", source)
+    data = dataset.remove_columns("image").to_dict()
+    all_refs = data["references"]
+    if rule == "first5":
+        chosen, text = [r[:5] for r in all_refs], "the first 5 of the 50 per image"
+    elif rule == "all":
+        chosen, text = all_refs, "all 50 per image"
+    elif rule == "fleur5":
+        chosen, text = data["fleur_references"], "the 5 per pair of FLEUR's file"
+    else:
+        rng = np.random.default_rng(seed)
+        draws = {}
+        for image, refs_of_image in zip(data["image_file"], all_refs):
+            if image not in draws:
+                draws[image] = [refs_of_image[k] for k in sorted(rng.choice(50, 5, replace=False))]
+        chosen, text = [draws[image] for image in data["image_file"]], f"5 of the 50 per image drawn with seed {seed}"
+    n = len(all_refs)
+    items = Items(data["caption_a"] + data["caption_b"], chosen + chosen, data["image_file"] * 2)
+    categories = np.asarray(dataset.features["category"].int2str(data["category"]))
+    label_first = (np.asarray(data["label"]) == 0).astype(int)
+    return Benchmark("pascal50s", BENCHMARKS["pascal50s"], items, pairs=PairRows(
+        "pairs", f"references: {text}", np.arange(n), np.arange(n, 2 * n), label_first, categories))
+
+
+def capeval1k(source=None, fully_decoded_only: bool = False) -> Benchmark:
+    """CapEval1k: τ against the [0, 1] overall human score; no references (reference-free metrics only).
+    The 31 captions with unresolved word pieces are kept unless ``fully_decoded_only``."""
+    data = load_columns("capeval1k", source)
+    if fully_decoded_only:
+        data = take(data, np.flatnonzero(data["fully_decoded"]))
+    n = len(data["candidate"])
+    items = Items(data["candidate"], [None] * n, data["image_file"])
+    kept = "the 31 partly decoded captions excluded" if fully_decoded_only else "31 partly decoded captions included"
+    return Benchmark("capeval1k", BENCHMARKS["capeval1k"], items, [
+        CorrelationRows("overall", f"overall human score in [0, 1], {n:,} captions ({kept})",
+                        np.arange(n), np.asarray(data["score"], dtype=float)),
+    ], notes=["no references: reference-based metrics cannot run"])
+
+
+def thumb(source=None, include_human: bool = True) -> Benchmark:
+    """THumB 1.0 (MSCOCO): τ against the total human score, and against precision and recall alone.
+    ``include_human=False`` drops the 500 human captions (the machine systems only)."""
+    data = load_columns("thumb", source)
+    if not include_human:
+        data = take(data, np.flatnonzero(np.asarray(data["system"]) != "Human"))
+    items = Items(data["candidate"], data["references"], data["image_file"])
+    n = len(items)
+    rows = f"{n:,} captions ({'5 systems incl. Human' if include_human else '4 machine systems'}), 4 references each"
+    return Benchmark("thumb", BENCHMARKS["thumb"], items, [
+        CorrelationRows(name, f"{what}, {rows}", np.arange(n), np.asarray(data[column], dtype=float))
+        for name, column, what in (("total", "score", "total score (P+R)/2 + penalties"),
+                                   ("precision", "precision", "precision 1-5"), ("recall", "recall", "recall 1-5"))
+    ])
+
+
 PROTOCOLS = {
     "flickr8k_expert": flickr8k_expert,
     "flickr8k_cf": flickr8k_cf,
+    "composite": composite,
+    "pascal50s": pascal50s,
+    "capeval1k": capeval1k,
+    "thumb": thumb,
 }
 
 

@@ -1,0 +1,300 @@
+"""The meta-evaluation harness: score a benchmark's captions with a metric, correlate with the humans.
+
+A metric is an ``evaluate`` module (its ``compute`` must return per-caption scores under
+``score_key``, ``"scores"`` in capeval) or a callable ``f(predictions, references, images=None)``
+returning a list of scores (or such a dict). The metric is called **once per benchmark** on all its
+items, so corpus-level statistics (CIDEr-D's IDF, BERT-TBR's IDF) come from the whole benchmark.
+
+A metric needs references unless its features lack ``references`` (evaluate modules) or it has
+``requires_references = False``; it needs images when its features hold ``images`` or it has
+``requires_images = True``. Benchmarks without what a metric needs are skipped with a message.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import capeval
+from capeval.benchmarks.rowsets import PROTOCOLS
+from capeval.benchmarks.rowsets import Benchmark
+from capeval.benchmarks.rowsets import CorrelationRows
+from capeval.benchmarks.rowsets import Items
+from capeval.benchmarks.rowsets import prepare
+from capeval.benchmarks.stats import TIE_RULES
+from capeval.benchmarks.stats import estimate
+from capeval.benchmarks.stats import kendall_both
+from capeval.benchmarks.stats import pair_outcomes
+
+CATEGORIES = ("HC", "HI", "HM", "MM")
+
+
+@dataclass
+class ScoringMetric:
+    """A metric as the harness calls it."""
+
+    name: str
+    score: Callable[[list[str], list[list[str]] | None, list[str] | None], tuple[list[float], str]]
+    requires_references: bool = True
+    requires_images: bool = False
+
+
+def feature_names(module) -> set[str]:
+    features = module.features if isinstance(module.features, list) else [module.features]
+    return {name for f in features if f is not None for name in f}
+
+
+def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None) -> ScoringMetric:
+    """Wrap an ``evaluate`` module or a callable for the harness."""
+    import evaluate
+
+    if isinstance(metric, evaluate.EvaluationModule):
+        features = feature_names(metric)
+
+        def score(predictions, references, images):
+            inputs = {"predictions": predictions}
+            if "references" in features:
+                inputs["references"] = references
+            if images is not None:
+                inputs["images"] = images
+            result = metric.compute(**inputs)
+            return pick_scores(result, score_key, len(predictions)), str(result.get("hashcode", metric.name))
+
+        return ScoringMetric(name or metric.name, score, "references" in features,
+                             "images" in features or bool(getattr(metric, "requires_images", False)))
+    if not callable(metric):
+        raise TypeError(f"a metric must be an evaluate module or a callable, got {type(metric).__name__}")
+
+    def score(predictions, references, images):
+        result = metric(predictions, references, images=images) if images is not None else metric(predictions, references)
+        return pick_scores(result, score_key, len(predictions)), str(getattr(metric, "hashcode", name or metric.__name__))
+
+    return ScoringMetric(name or getattr(metric, "__name__", type(metric).__name__), score,
+                         bool(getattr(metric, "requires_references", True)), bool(getattr(metric, "requires_images", False)))
+
+
+def pick_scores(result, score_key: str, n: int) -> list[float]:
+    scores = result[score_key] if isinstance(result, dict) else result
+    if isinstance(result, dict) and score_key not in result:
+        raise KeyError(f"the metric returned no {score_key!r} (keys: {sorted(result)}); pass score_key=")
+    scores = np.asarray(scores, dtype=float)
+    if scores.shape != (n,):
+        raise ValueError(f"the metric returned {scores.shape} scores for {n} captions; it must return one per caption")
+    if not np.isfinite(scores).all():
+        raise ValueError(f"the metric returned {int((~np.isfinite(scores)).sum())} non-finite scores")
+    return scores
+
+
+@dataclass
+class ResultRow:
+    """One reported statistic: ``value`` with its bootstrap interval ``[low, high]`` over ``n`` rows."""
+
+    metric: str
+    benchmark: str
+    row_set: str
+    statistic: str
+    n: int
+    value: float
+    low: float | None
+    high: float | None
+    protocol: str
+
+
+@dataclass
+class BenchmarkResult:
+    metric: str
+    benchmark: str
+    title: str
+    rows: list[ResultRow] = field(default_factory=list)
+    skipped: str | None = None
+    hashcode: str = ""
+    settings: dict = field(default_factory=dict)
+    scores: np.ndarray | None = None
+    prepared: Benchmark | None = None
+
+    def to_markdown(self) -> str:
+        return markdown_table([self])
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "benchmark": self.benchmark, "title": self.title, "skipped": self.skipped,
+                "hashcode": self.hashcode, "settings": self.settings, "rows": [asdict(r) for r in self.rows]}
+
+
+def image_paths(items: Items, images_dir) -> list[str]:
+    folder = Path(images_dir)
+    paths = [folder / f for f in items.image_files]
+    missing = sorted({p.name for p in paths if not p.is_file()})
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} judged image(s) missing from {folder}, e.g. {missing[:3]}")
+    return [str(p) for p in paths]
+
+
+def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
+    """The benchmark on the usable items only (rows of other items dropped)."""
+    new_index = np.full(len(bench.items), -1)
+    new_index[usable] = np.arange(len(usable))
+    items = Items(*([values[i] for i in usable] for values in (bench.items.candidates, bench.items.references,
+                                                                  bench.items.image_files)))
+    correlations = []
+    for rows in bench.correlations:
+        keep = new_index[rows.item] >= 0
+        correlations.append(CorrelationRows(rows.name, rows.protocol + f"; restricted to the {keep.sum():,} rows "
+                                            "with references", new_index[rows.item[keep]], rows.human[keep]))
+    return Benchmark(bench.name, bench.title, items, correlations, bench.pairs, bench.notes)
+
+
+def library_versions() -> dict[str, str]:
+    import datasets
+    import evaluate
+    import scipy
+
+    return {"capeval": capeval.__version__, "evaluate": evaluate.__version__, "datasets": datasets.__version__,
+            "scipy": scipy.__version__, "numpy": np.__version__, "python": platform.python_version()}
+
+
+def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_samples: int = 1000, seed: int = 0,
+                  level: float = 0.95, ties: str = "half", score_key: str = "scores", metric_name: str | None = None,
+                  verbose: bool = True, **protocol_options) -> BenchmarkResult:
+    """Score one benchmark with ``metric`` and report every statistic with a bootstrap CI.
+
+    ``protocol_options`` go to the benchmark's protocol (:mod:`capeval.benchmarks.rowsets`), e.g.
+    ``refs="random5:0"`` for PASCAL-50S or ``candidate_reference="keep"`` for Composite. ``ties``
+    ("half" or "fail") is how a PASCAL-50S pair counts when the metric scores both captions equally.
+    Correlations report Kendall τ-b and τ-c; the bootstrap resamples captions (so P2's three ratings of
+    a caption move together), PASCAL-50S pairs within their category, ``num_samples`` times with ``seed``.
+
+    >>> length = lambda predictions, references: [len(p) for p in predictions]
+    >>> result = run_benchmark(length, "thumb", num_samples=0, verbose=False)
+    >>> [(r.row_set, r.statistic, r.n) for r in result.rows][:2]
+    [('total', 'tau-b', 2500), ('total', 'tau-c', 2500)]
+    """
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {TIE_RULES}, got {ties!r}")
+    scoring = metric if isinstance(metric, ScoringMetric) else as_scoring_metric(metric, score_key, metric_name)
+    bench = prepare(benchmark, source, **protocol_options)
+    settings = {"protocol_options": protocol_options, "bootstrap_samples": num_samples, "seed": seed, "level": level,
+                "versions": library_versions()}
+    if bench.pairs is not None:
+        settings["ties"] = ties
+    result = BenchmarkResult(scoring.name, bench.name, bench.title, settings=settings)
+    if scoring.requires_images and images_dir is None:
+        result.skipped = (f"{scoring.name} needs images; {bench.title} ships image file names only. "
+                          "Pass images_dir (--images) pointing at the benchmark's images.")
+    if scoring.requires_references:
+        usable = np.flatnonzero([refs is not None for refs in bench.items.references])
+        if len(usable) == 0:
+            result.skipped = f"{scoring.name} needs references; {bench.title} has none."
+        elif len(usable) < len(bench.items):
+            bench = restrict(bench, usable)
+    if result.skipped:
+        if verbose:
+            print(f"SKIPPED {bench.title}: {result.skipped}")
+        return result
+    images = image_paths(bench.items, images_dir) if images_dir is not None else None
+    scores, result.hashcode = scoring.score(bench.items.candidates, bench.items.references, images)
+    result.scores, result.prepared = scores, bench
+    for rows in bench.correlations:
+        x, y = scores[rows.item], rows.human
+        est = estimate(lambda r: kendall_both(x[r], y[r]), rows.item, num_samples, seed, level)
+        result.rows += [ResultRow(scoring.name, bench.name, rows.name, f"tau-{v}", len(y), e.value, e.low, e.high,
+                                  rows.protocol) for v, e in est.items()]
+    if bench.pairs is not None:
+        pairs = bench.pairs
+        outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, ties)
+        tied = scores[pairs.first] == scores[pairs.second]
+        settings["tie_counts"] = {c: int(tied[pairs.category == c].sum()) for c in CATEGORIES}
+
+        def accuracy(rows):
+            per = {c: 100 * outcome[rows][pairs.category[rows] == c].mean() for c in CATEGORIES}
+            return {**per, "mean": float(np.mean(list(per.values())))}
+
+        est = estimate(accuracy, np.arange(len(outcome)), num_samples, seed, level, strata=pairs.category)
+        for name, e in est.items():
+            n = int((pairs.category == name).sum()) if name in CATEGORIES else len(outcome)
+            result.rows.append(ResultRow(scoring.name, bench.name, name, "accuracy", n, e.value, e.low, e.high,
+                                         f"{pairs.protocol}; accuracy in %, the mean over the 4 categories; a metric "
+                                         f"tie counts {'0.5' if ties == 'half' else '0'}"))
+    if verbose:
+        print(result.to_markdown())
+    return result
+
+
+def run_benchmarks(metric, benchmarks=None, **options) -> list[BenchmarkResult]:
+    """:func:`run_benchmark` on several benchmarks (default: all), one metric wrapping for all."""
+    names = list(PROTOCOLS) if benchmarks in (None, "all") else [benchmarks] if isinstance(benchmarks, str) else benchmarks
+    scoring = metric if isinstance(metric, ScoringMetric) else as_scoring_metric(
+        metric, options.pop("score_key", "scores"), options.pop("metric_name", None))
+    return [run_benchmark(scoring, name, **options) for name in names]
+
+
+def format_cell(row: ResultRow) -> str:
+    digits = 1 if row.statistic == "accuracy" else 3
+    text = f"{row.value:.{digits}f}"
+    return text if row.low is None else f"{text} [{row.low:.{digits}f}, {row.high:.{digits}f}]"
+
+
+def markdown_table(results: list[BenchmarkResult]) -> str:
+    """One table per benchmark: a row per metric, a column per statistic, then the protocols used."""
+    blocks = []
+    for benchmark in dict.fromkeys(r.benchmark for r in results):
+        of_benchmark = [r for r in results if r.benchmark == benchmark]
+        columns = list(dict.fromkeys((row.row_set, row.statistic) for r in of_benchmark for row in r.rows))
+        lines = [f"### {of_benchmark[0].title}", ""]
+        if columns:
+            lines += ["| metric | " + " | ".join(f"{s} {st}" for s, st in columns) + " |",
+                      "|---" * (len(columns) + 1) + "|"]
+        for r in of_benchmark:
+            if r.skipped:
+                lines.append(f"| {r.metric} | " + " | ".join("skipped" for _ in columns) + " |" if columns
+                             else f"- {r.metric}: skipped ({r.skipped})")
+                continue
+            cells = {(row.row_set, row.statistic): format_cell(row) for row in r.rows}
+            lines.append(f"| {r.metric} | " + " | ".join(cells.get(c, "") for c in columns) + " |")
+        protocols: dict[str, list[str]] = {}
+        for r in of_benchmark:
+            for row in r.rows:
+                names = protocols.setdefault(row.protocol, [])
+                if row.row_set not in names:
+                    names.append(row.row_set)
+        lines += [""] + [f"- {', '.join(names)}: {protocol}" for protocol, names in protocols.items()]
+        lines += [f"- {r.metric}: metric ties per category {r.settings['tie_counts']}" for r in of_benchmark
+                  if "tie_counts" in r.settings]
+        lines += [f"- {r.metric} skipped: {r.skipped}" for r in of_benchmark if r.skipped and columns]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def write_outputs(results: list[BenchmarkResult], out_dir, plots: bool = True) -> list[Path]:
+    """``results.md``, ``results.csv``, ``results.json`` and one scatter plot per (metric, benchmark)."""
+    import csv
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "results.md", out / "results.csv", out / "results.json"]
+    written[0].write_text(markdown_table(results), encoding="utf-8")
+    with written[1].open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(ResultRow.__dataclass_fields__))
+        writer.writeheader()
+        for r in results:
+            writer.writerows(asdict(row) for row in r.rows)
+    written[2].write_text(json.dumps([r.to_dict() for r in results], indent=1), encoding="utf-8")
+    if plots:
+        from capeval.benchmarks.plots import scatter_plot
+
+        for r in results:
+            if r.scores is not None:
+                path = out / f"scatter_{safe_name(r.metric)}_{r.benchmark}.png"
+                scatter_plot(r, path)
+                written.append(path)
+    return written
+
+
+def safe_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
