@@ -56,6 +56,8 @@ def test_paper_mode_and_idf_sentences(load_metric, minilm_path):
         (["a dog"], [[]], "references\\[0\\] is empty"),
         # evaluate checks lengths and types before _compute; its messages are clear enough.
         (["a dog", "a cat"], [["a dog"]], "Mismatch in the number of predictions \\(2\\) and references \\(1\\)"),
+        (None, [["a dog"]], "predictions is None"),
+        (["a dog"], None, "references is None"),
         ([None], [["a dog"]], "don't match the expected format"),
         ([3], [["a dog"]], "don't match the expected format"),
         (["a dog"], [["", " "]], "only empty strings"),
@@ -75,7 +77,7 @@ def test_caption_over_512_tokens_is_truncated_with_a_warning(tiny_tbr):
 
 
 def test_option_errors(load_metric, tiny_bert_path):
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(TypeError, match="BertTbr: unknown option\\(s\\) \\['layr'\\]"):
         load_metric("bert_tbr", model_name=tiny_bert_path, layr=8)
     with pytest.raises(ValueError, match="mode must be one of"):
         load_metric("bert_tbr", mode="fast")

@@ -1,12 +1,12 @@
 """BERT-TBR: BERTScore recall over combined references with stop-word removal (Yi et al., ACL 2020)."""
 
-import datasets
 import evaluate
 
-from capeval.inputs import normalize_references
-from capeval.inputs import reject_unknown_options
-from capeval.inputs import validate_predictions
 from capeval.inputs import hashcode
+from capeval.inputs import normalize_references
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
 from capeval.scoring.bert_tbr import BertTbrScorer
 from capeval.scoring.bert_tbr import unigram_score
 from capeval.text.stopwords import stopwords
@@ -75,9 +75,8 @@ MODES = ("code", "paper", "unigram")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BertTbr(evaluate.Metric):
+class BertTbr(CaptionMetric):
     def __init__(self, model_name="bert-base-uncased", layer=None, beta=None, mode="code", idf_sentences=None, device=None, **kwargs):
-        reject_unknown_options("bert_tbr", kwargs)
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.model_name = str(model_name)
@@ -93,12 +92,7 @@ class BertTbr(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": datasets.Value("string", id="sequence"),
-                                   "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references")}),
-                datasets.Features({"predictions": datasets.Value("string", id="sequence"),
-                                   "references": datasets.Value("string", id="sequence")}),
-            ],
+            features=text_features(),
             homepage="https://aclanthology.org/2020.acl-main.93",
             codebase_urls=["https://github.com/ck0123/improved-bertscore-for-image-captioning-evaluation"],
             reference_urls=["https://aclanthology.org/2020.acl-main.93"],
