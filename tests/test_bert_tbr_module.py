@@ -106,3 +106,16 @@ def test_real_bert_base_uncased_when_available(load_metric):
     result = metric.compute(predictions=["a dog runs across the grass", "a red bus"], references=[refs, ["a red bus on the street", "a bus"]])
     assert result["scores"][0] == pytest.approx(1.0, abs=1e-5)
     assert "bert-base-uncased" in result["hashcode"] and "layer=8" in result["hashcode"] and "beta=0.4" in result["hashcode"]
+
+
+def test_two_modules_share_one_loaded_model(load_metric, minilm_path):
+    from capeval import models
+    from capeval.scoring.bertscore import BERTScorer
+
+    first = load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4)
+    second = load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.5, mode="paper")
+    first.compute(predictions=["a dog"], references=[["a dog runs"]])
+    second.compute(predictions=["a dog"], references=[["a dog runs"]])
+    BERTScorer(minilm_path, layer=3).score(["a dog"], [["a dog runs"]])
+    loaded = [key for key in models._CACHE if key[0] == "hf-model" and key[1] == minilm_path]
+    assert len(loaded) == 1  # one MiniLM in memory for both modules and the BERTScore scorer
