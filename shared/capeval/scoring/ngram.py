@@ -1,0 +1,173 @@
+"""BLEU, ROUGE-L and CIDEr-D as the COCO caption toolkit (pycocoevalcap 1.2) computes them.
+
+Inputs are captions already tokenized by :func:`capeval.text.ptb.ptb_tokenize` (space-joined
+tokens). The toolkit's quirks are kept, since published numbers depend on them:
+
+- BLEU: per-caption scores add 1e-15 / 1e-9 to every n-gram precision (so a zero precision
+  gives ~0, not an error), the brevity penalty uses the *closest* reference length (the shorter
+  one on a tie), BLEU-n is the geometric mean of the first n precisions; the corpus score is
+  computed from summed counts, not averaged.
+- ROUGE-L: the best LCS precision and the best LCS recall are taken over the references
+  separately (possibly from different references), then F with β = 1.2; tokens are split on
+  single spaces, so an empty caption counts as one empty token.
+- CIDEr-D: IDF from the references of the scored corpus (``log N − log max(1, df)``, N = number
+  of items), raw n-gram counts (no tf normalisation), clipping ``min(g_c, g_r) · g_r``, a Gaussian
+  length penalty (σ = 6) on the difference of the *bigram* counts, mean over n = 1..4, mean over
+  the references, times 10.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+
+def ngrams(tokens: list[str], n: int) -> Counter:
+    """Counts of all 1..n-grams of ``tokens`` (as tuples)."""
+    counts: Counter = Counter()
+    for k in range(1, n + 1):
+        counts.update(tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1))
+    return counts
+
+
+# --------------------------------------------------------------------------- BLEU
+
+TINY = 1e-15
+SMALL = 1e-9
+
+
+def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tuple[list[float], list[list[float]]]:
+    """Corpus BLEU-1..n and per-caption BLEU-1..n (``per_caption[k][i]`` is BLEU-(k+1) of caption i).
+
+    >>> corpus, per_caption = bleu(["a dog runs on the grass"], [["a dog runs on grass", "the dog is running"]])
+    >>> [round(s, 4) for s in corpus]
+    [1.0, 0.7746, 0.6694, 0.5623]
+    """
+    per_caption: list[list[float]] = [[] for _ in range(n)]
+    total_guess, total_correct = [0] * n, [0] * n
+    total_test = total_ref = 0
+    for candidate, refs in zip(candidates, references):
+        words = candidate.split()
+        counts = ngrams(words, n)
+        max_ref: dict = {}
+        ref_lengths = []
+        for ref in refs:
+            ref_words = ref.split()
+            ref_lengths.append(len(ref_words))
+            for gram, count in ngrams(ref_words, n).items():
+                if count > max_ref.get(gram, 0):
+                    max_ref[gram] = count
+        test_len = len(words)
+        ref_len = min((abs(length - test_len), length) for length in ref_lengths)[1]
+        guess = [max(0, test_len - k) for k in range(n)]
+        correct = [0] * n
+        for gram, count in counts.items():
+            correct[len(gram) - 1] += min(max_ref.get(gram, 0), count)
+        for k in range(n):
+            total_guess[k] += guess[k]
+            total_correct[k] += correct[k]
+        total_test += test_len
+        total_ref += ref_len
+        for k, score in enumerate(bleu_from_counts(correct, guess, test_len, ref_len)):
+            per_caption[k].append(score)
+    return bleu_from_counts(total_correct, total_guess, total_test, total_ref), per_caption
+
+
+def bleu_from_counts(correct: list[int], guess: list[int], test_len: int, ref_len: float) -> list[float]:
+    scores, product = [], 1.0
+    for k in range(len(correct)):
+        product *= (float(correct[k]) + TINY) / (float(guess[k]) + SMALL)
+        scores.append(product ** (1.0 / (k + 1)))
+    ratio = (test_len + TINY) / (ref_len + SMALL)
+    if ratio < 1:
+        scores = [s * math.exp(1 - 1 / ratio) for s in scores]
+    return scores
+
+
+# --------------------------------------------------------------------------- ROUGE-L
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    """Length of the longest common subsequence, bit-parallel (Hyyrö 2004): one pass over ``b``.
+
+    >>> lcs_length("a b c d e".split(), "a c e f".split())
+    3
+    """
+    masks: dict[str, int] = {}
+    for i, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for token in b:
+        u = v & masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - bin(v).count("1")
+
+
+def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.2) -> list[float]:
+    """Per-caption ROUGE-L F (the toolkit's corpus score is their mean).
+
+    >>> [round(s, 4) for s in rouge_l(["a dog runs on the grass"], [["a dog runs on grass", "the dog is running"]])]
+    [0.9242]
+    """
+    scores = []
+    for candidate, refs in zip(candidates, references):
+        cand = candidate.split(" ")
+        best_precision = best_recall = 0.0
+        for ref in refs:
+            ref_tokens = ref.split(" ")
+            lcs = lcs_length(ref_tokens, cand)
+            best_precision = max(best_precision, lcs / len(cand))
+            best_recall = max(best_recall, lcs / len(ref_tokens))
+        if best_precision and best_recall:
+            scores.append((1 + beta ** 2) * best_precision * best_recall / (best_recall + beta ** 2 * best_precision))
+        else:
+            scores.append(0.0)
+    return scores
+
+
+# --------------------------------------------------------------------------- CIDEr-D
+
+def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0) -> list[float]:
+    """Per-caption CIDEr-D; IDF comes from the references of this whole call (the toolkit's corpus
+    score is the mean). A corpus of one item scores 0, since log N = 0.
+
+    >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
+    >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
+    [3.7008, 3.1598]
+    """
+    ref_counts = [[ngrams(ref.split(), n) for ref in refs] for refs in references]
+    document_frequency: Counter = Counter()
+    for counts in ref_counts:
+        document_frequency.update(set().union(*counts))
+    log_n = math.log(float(len(references)))
+    weight_of: dict = {}
+
+    def vector(counts: Counter):
+        vec: list[dict] = [{} for _ in range(n)]
+        norm = [0.0] * n
+        for gram, tf in counts.items():
+            weight = weight_of.get(gram)
+            if weight is None:
+                weight = weight_of[gram] = log_n - math.log(max(1.0, document_frequency.get(gram, 0.0)))
+            value = tf * weight
+            vec[len(gram) - 1][gram] = value
+            norm[len(gram) - 1] += value * value
+        # The toolkit's "length" counts bigrams (its index 1), a quirk kept for parity.
+        bigrams = sum(tf for gram, tf in counts.items() if len(gram) == 2)
+        return vec, [math.sqrt(x) for x in norm], bigrams
+
+    scores = []
+    for candidate, refs in zip(candidates, ref_counts):
+        vec, norm, length = vector(ngrams(candidate.split(), n))
+        total = [0.0] * n
+        for counts in refs:
+            vec_ref, norm_ref, length_ref = vector(counts)
+            penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
+            for k in range(n):
+                ref_k = vec_ref[k]
+                value = sum(min(w, ref_k[g]) * ref_k[g] for g, w in vec[k].items() if g in ref_k)
+                if norm[k] != 0 and norm_ref[k] != 0:
+                    value /= norm[k] * norm_ref[k]
+                total[k] += value * penalty
+        scores.append(sum(total) / n / len(refs) * 10.0)
+    return scores

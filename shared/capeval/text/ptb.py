@@ -1,0 +1,121 @@
+"""PTB-style tokenization as the COCO caption toolkit does it, in pure Python.
+
+pycocoevalcap's ``PTBTokenizer`` runs Stanford CoreNLP 3.4.1's ``PTBTokenizer -preserveLines
+-lowerCase`` on every caption and then drops the tokens in :data:`COCO_PUNCTUATION`. Because the
+lowercasing happens first, bracket tokens come out as ``-lrb-``/``-rrb-`` and are *not* dropped
+(the list holds the upper-case forms): a quirk reproduced here. :func:`ptb_tokenize` rebuilds
+the tokenizer's output without Java; ``backend="java"`` runs the jar (from pycocoevalcap, or
+``$CAPEVAL_CORENLP_JAR``) for exact parity on arbitrary text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+# pycocoevalcap's list, verbatim in meaning: these tokens are removed after tokenization.
+COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
+                              ".", "?", "!", ",", ":", "-", "--", "...", ";"])
+
+# Words that keep their final period in CoreNLP's lexer (the ones that occur in caption data).
+ABBREVIATIONS = frozenset("""
+mr mrs ms dr st jr sr prof mt ft vs etc inc co corp ltd no bros jan feb mar apr jun jul aug sep sept oct nov dec
+ave blvd rd gen gov sen rep col lt sgt capt cmdr adm messrs
+""".split())
+
+QUOTES = {'"': ("``", "''"), "'": ("`", "'")}
+SENTENCE_FINAL_ABBREVIATIONS = frozenset(["inc", "bros", "co", "corp", "ltd", "jr", "sr"])
+BRACKETS = {"(": "-lrb-", ")": "-rrb-", "{": "-lcb-", "}": "-rcb-", "[": "-lsb-", "]": "-rsb-"}
+ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&", "&lt;": "<", "&gt;": ">"}
+SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"), "wanna": ("wan", "na")}
+ACRONYM = re.compile(r"^(?:[a-z]\.){2,}$")
+WORD = r"[^\W_]+(?:[-./_][^\W_]+)*"
+TOKEN = re.compile(rf"""
+    (?i:-[lr][rcs]b-)                         # bracket tokens already escaped in the text
+  | [:;]-?[()]                                # emoticons
+  | \.\.\.+ | --+ | [?!]+                     # ellipsis, dashes, repeated ?/!
+  | (?:n't|'s|'re|'ve|'ll|'d|'m)(?![^\W_])    # contractions, attached or written apart
+  | [0-9]+(?:[:,.][0-9]+)+                    # numbers and times: 1,000  3.5  12:30
+  | [A-Z]+&[A-Z]+                             # AT&T
+  | [^\W_]+(?=n't(?![^\W_]))                 # the word before n't
+  | {WORD}\.?                                # words, hyphenated and dotted words, a final period
+  | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
+""", re.VERBOSE)
+
+
+def ptb_tokens(sentence: str) -> list[str]:
+    """CoreNLP-3.4.1-style lowercased PTB tokens of one line (punctuation not yet removed)."""
+    for entity, char in ENTITIES.items():
+        sentence = sentence.replace(entity, char)
+    tokens: list[str] = []
+    for match in TOKEN.finditer(sentence):
+        token = match.group().lower()
+        if token in BRACKETS:
+            tokens.append(BRACKETS[token])
+        elif token[0] in ":;" and len(token) > 1:
+            tokens.append(token[:-1] + BRACKETS[token[-1]])
+        elif token in QUOTES:
+            # An opening quote follows a space (or the line start) and touches the next word.
+            start, end = match.span()
+            opening = ((start == 0 or sentence[start - 1].isspace()) and end < len(sentence)
+                       and not sentence[end].isspace())
+            tokens.append(QUOTES[token][0 if opening else 1])
+        elif token.endswith(".") and len(token) > 1 and token[0].isalnum():
+            stem = token[:-1]
+            if stem in ABBREVIATIONS or ACRONYM.match(token):
+                tokens.append(token)
+                if match.end() == len(sentence.rstrip()) and (stem in SENTENCE_FINAL_ABBREVIATIONS or ACRONYM.match(token)):
+                    tokens.append(".")  # CoreNLP also ends the sentence after these
+            else:
+                tokens += [*SPLIT_WORDS.get(stem, (stem,)), "."]
+        else:
+            tokens += SPLIT_WORDS.get(token, (token,))
+    return tokens
+
+
+def coco_tokenize(sentence: str) -> str:
+    """One caption as pycocoevalcap's PTBTokenizer returns it: lowercased PTB tokens joined by spaces,
+    punctuation removed.
+
+    >>> coco_tokenize("A man (in a red shirt) isn't riding the dog's bike.")
+    "a man -lrb- in a red shirt -rrb- is n't riding the dog 's bike"
+    """
+    return " ".join(t for t in ptb_tokens(sentence.replace("\n", " ")) if t not in COCO_PUNCTUATION)
+
+
+def corenlp_jar() -> Path:
+    """The CoreNLP 3.4.1 jar: ``$CAPEVAL_CORENLP_JAR`` or the copy inside pycocoevalcap."""
+    if os.environ.get("CAPEVAL_CORENLP_JAR"):
+        return Path(os.environ["CAPEVAL_CORENLP_JAR"])
+    try:
+        import pycocoevalcap
+    except ImportError as error:
+        raise RuntimeError("the Java PTB tokenizer needs pycocoevalcap (pip install capeval[meteor]) "
+                           "or $CAPEVAL_CORENLP_JAR") from error
+    return Path(list(pycocoevalcap.__path__)[0]) / "tokenizer" / "stanford-corenlp-3.4.1.jar"
+
+
+def java_tokenize(sentences: list[str]) -> list[str]:
+    """pycocoevalcap's exact output, from one run of the CoreNLP jar (needs ``java`` on PATH)."""
+    if shutil.which("java") is None:
+        raise RuntimeError("the Java PTB tokenizer needs a Java runtime (java on PATH); use backend='python'")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "captions.txt"
+        path.write_text("\n".join(s.replace("\n", " ") for s in sentences), encoding="utf-8")
+        command = ["java", "-cp", str(corenlp_jar()), "edu.stanford.nlp.process.PTBTokenizer",
+                   "-preserveLines", "-lowerCase", str(path)]
+        lines = subprocess.run(command, capture_output=True, check=True).stdout.decode("utf-8").split("\n")
+    return [" ".join(t for t in line.rstrip().split(" ") if t not in COCO_PUNCTUATION) for line in lines[:len(sentences)]]
+
+
+def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
+    """COCO-toolkit tokenization of many captions; ``backend`` is ``"python"`` or ``"java"``."""
+    if backend == "python":
+        return [coco_tokenize(s) for s in sentences]
+    if backend == "java":
+        return java_tokenize(list(sentences))
+    raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
