@@ -6,8 +6,8 @@ returning a list of scores (or such a dict). The metric is called **once per ben
 items, so corpus-level statistics (CIDEr-D's IDF, BERT-TBR's IDF) come from the whole benchmark.
 
 A metric needs references unless its features lack ``references`` (evaluate modules) or it has
-``requires_references = False``; it needs images when its features hold ``images`` or it has
-``requires_images = True``. Benchmarks without what a metric needs are skipped with a message.
+``needs_references = False``; it needs images when its features hold ``images`` or it has
+``needs_images = True``. Benchmarks without what a metric needs are skipped with a message.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ class ScoringMetric:
 
     name: str
     score: Callable[[list[str], list[list[str]] | None, list[str] | None], tuple[list[float], str]]
-    requires_references: bool = True
-    requires_images: bool = False
+    needs_references: bool = True
+    needs_images: bool = False
 
 
 def feature_names(module) -> set[str]:
@@ -67,8 +67,9 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
             result = metric.compute(**inputs)
             return pick_scores(result, score_key, len(predictions)), str(result.get("hashcode", metric.name))
 
-        return ScoringMetric(name or metric.name, score, "references" in features,
-                             "images" in features or bool(getattr(metric, "requires_images", False)))
+        return ScoringMetric(name or metric.name, score,
+                             "references" in features and bool(getattr(metric, "needs_references", True)),
+                             "images" in features or bool(getattr(metric, "needs_images", False)))
     if not callable(metric):
         raise TypeError(f"a metric must be an evaluate module or a callable, got {type(metric).__name__}")
 
@@ -77,13 +78,13 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
         return pick_scores(result, score_key, len(predictions)), str(getattr(metric, "hashcode", name or metric.__name__))
 
     return ScoringMetric(name or getattr(metric, "__name__", type(metric).__name__), score,
-                         bool(getattr(metric, "requires_references", True)), bool(getattr(metric, "requires_images", False)))
+                         bool(getattr(metric, "needs_references", True)), bool(getattr(metric, "needs_images", False)))
 
 
 def pick_scores(result, score_key: str, n: int) -> list[float]:
-    scores = result[score_key] if isinstance(result, dict) else result
     if isinstance(result, dict) and score_key not in result:
         raise KeyError(f"the metric returned no {score_key!r} (keys: {sorted(result)}); pass score_key=")
+    scores = result[score_key] if isinstance(result, dict) else result
     scores = np.asarray(scores, dtype=float)
     if scores.shape != (n,):
         raise ValueError(f"the metric returned {scores.shape} scores for {n} captions; it must return one per caption")
@@ -184,10 +185,10 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
     if bench.pairs is not None:
         settings["ties"] = ties
     result = BenchmarkResult(scoring.name, bench.name, bench.title, settings=settings)
-    if scoring.requires_images and images_dir is None:
+    if scoring.needs_images and images_dir is None:
         result.skipped = (f"{scoring.name} needs images; {bench.title} ships image file names only. "
                           "Pass images_dir (--images) pointing at the benchmark's images.")
-    if scoring.requires_references:
+    if scoring.needs_references:
         usable = np.flatnonzero([refs is not None for refs in bench.items.references])
         if len(usable) == 0:
             result.skipped = f"{scoring.name} needs references; {bench.title} has none."

@@ -119,3 +119,24 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     if backend == "java":
         return java_tokenize(list(sentences))
     raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
+
+
+TOKENIZERS = ("ptb", "ptb-java", "none")
+
+
+def tokenize_corpus(predictions: list[str], references: list[list[str]], tokenizer: str = "ptb") -> tuple[list[str], list[list[str]]]:
+    """Candidates and references as the COCO toolkit scores them; each distinct sentence is tokenized once.
+
+    ``tokenizer``: ``"ptb"`` (pure Python, default), ``"ptb-java"`` (the CoreNLP jar) or ``"none"``
+    (the text is used as given: already tokenized, space-separated).
+
+    >>> tokenize_corpus(["A dog."], [["The dog runs.", "A dog!"]])
+    (['a dog'], [['the dog runs', 'a dog']])
+    """
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+    if tokenizer == "none":
+        return list(predictions), [list(refs) for refs in references]
+    distinct = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
+    tokenized = dict(zip(distinct, ptb_tokenize(distinct, backend="java" if tokenizer == "ptb-java" else "python")))
+    return [tokenized[p] for p in predictions], [[tokenized[r] for r in refs] for refs in references]

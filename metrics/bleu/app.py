@@ -1,0 +1,17 @@
+"""Space app for BLEU: `python app.py` (the metric loads from this folder, so it works offline too)."""
+
+from pathlib import Path
+
+import evaluate
+
+from capeval.integrations.gradio_app import build_text_demo
+
+metric = evaluate.load(str(Path(__file__).parent))
+demo = build_text_demo(
+    metric,
+    title="BLEU",
+    description="BLEU-1..4 as the COCO caption toolkit computes them (pycocoevalcap parity), pure Python.",
+)
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,89 @@
+"""BLEU-1..4 for image captions, as the COCO caption toolkit computes them (Papineni et al., ACL 2002)."""
+
+import evaluate
+
+from capeval.inputs import hashcode
+from capeval.inputs import normalize_references
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
+from capeval.scoring.ngram import bleu
+from capeval.text.ptb import TOKENIZERS
+from capeval.text.ptb import tokenize_corpus
+
+_CITATION = """\
+@inproceedings{papineni-etal-2002-bleu,
+    title = "{B}leu: a Method for Automatic Evaluation of Machine Translation",
+    author = "Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing",
+    booktitle = "Proceedings of the 40th Annual Meeting of the Association for Computational Linguistics",
+    year = "2002",
+    pages = "311--318",
+}
+"""
+
+_DESCRIPTION = """\
+BLEU as in the COCO caption evaluation toolkit (pycocoevalcap): captions are PTB-tokenized and lowercased
+with punctuation removed, n-gram precisions are clipped by the maximum count in any reference, and the brevity
+penalty uses the reference length closest to the candidate's. The corpus score comes from summed counts; the
+per-caption scores add 1e-15/1e-9 to each precision as the toolkit does. Values equal pycocoevalcap's.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions.
+    references (list of list of str, or list of str): the references of each candidate.
+    images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
+
+Constructor options (``evaluate.load(path, ...)``):
+    order (int): which BLEU-n fills ``scores`` and ``bleu``, 1-4 (default 4).
+    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
+
+Returns:
+    bleu (float): corpus BLEU-n (n = order), the toolkit's "Bleu_n".
+    bleu_1 ... bleu_4 (float): corpus BLEU-1..4.
+    scores (list of float): per-caption BLEU-n.
+    hashcode (str): order, tokenizer and capeval version.
+
+Examples:
+    >>> import evaluate
+    >>> bleu = evaluate.load("metrics/bleu")
+    >>> results = bleu.compute(predictions=["A dog runs on the grass.", "a cat"],
+    ...                        references=[["A dog runs on grass.", "The dog is running."], ["a cat sleeps"]])
+    >>> round(results["bleu_1"], 4), [round(s, 4) for s in results["scores"]]
+    (1.0, [0.5623, 0.0006])
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Bleu(CaptionMetric):
+    def __init__(self, order=4, tokenizer="ptb", **kwargs):
+        if order not in (1, 2, 3, 4):
+            raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        self.order = order
+        self.tokenizer = tokenizer
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=text_features(),
+            homepage="https://aclanthology.org/P02-1040",
+            codebase_urls=["https://github.com/salaniz/pycocoevalcap"],
+            reference_urls=["https://aclanthology.org/P02-1040", "https://arxiv.org/abs/1504.00325"],
+        )
+
+    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        references = normalize_references(references, len(predictions))
+        candidates, refs = tokenize_corpus(predictions, references, self.tokenizer)
+        corpus, per_caption = bleu(candidates, refs, n=4)
+        return {
+            "bleu": corpus[self.order - 1],
+            **{f"bleu_{k + 1}": corpus[k] for k in range(4)},
+            "scores": per_caption[self.order - 1],
+            "hashcode": hashcode("bleu", order=self.order, tokenizer=self.tokenizer),
+        }

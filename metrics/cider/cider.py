@@ -1,0 +1,85 @@
+"""CIDEr-D for image captions, as the COCO caption toolkit computes it (Vedantam et al., CVPR 2015)."""
+
+import evaluate
+
+from capeval.inputs import hashcode
+from capeval.inputs import normalize_references
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
+from capeval.scoring.ngram import cider_d
+from capeval.text.ptb import TOKENIZERS
+from capeval.text.ptb import tokenize_corpus
+
+_CITATION = """\
+@inproceedings{vedantam2015cider,
+    title = {CIDEr: Consensus-based Image Description Evaluation},
+    author = {Vedantam, Ramakrishna and Zitnick, C. Lawrence and Parikh, Devi},
+    booktitle = {Proceedings of the IEEE Conference on Computer Vision and Pattern Recognition (CVPR)},
+    year = {2015},
+    pages = {4566--4575},
+}
+"""
+
+_DESCRIPTION = """\
+CIDEr-D as in the COCO caption evaluation toolkit (pycocoevalcap's "CIDEr"): TF-IDF vectors of 1- to 4-grams
+of PTB-tokenized captions, with the IDF taken from the references of the whole scored corpus; the clipped
+cosine similarity with each reference is damped by a Gaussian length penalty (σ = 6), averaged over n and over
+the references, and multiplied by 10. Scores depend on the corpus passed to one compute() call; a single
+caption scores 0. Values equal pycocoevalcap's.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions.
+    references (list of list of str, or list of str): the references of each candidate.
+    images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
+
+Constructor options (``evaluate.load(path, ...)``):
+    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
+    sigma (float): standard deviation of the length penalty (default 6.0).
+
+Returns:
+    cider (float): mean CIDEr-D over the candidates, the toolkit's "CIDEr" (range 0-10).
+    scores (list of float): per-caption CIDEr-D.
+    hashcode (str): σ, tokenizer and capeval version.
+
+Examples:
+    >>> import evaluate
+    >>> cider = evaluate.load("metrics/cider")
+    >>> results = cider.compute(predictions=["A dog runs on the grass.", "A cat on the mat."],
+    ...                         references=[["A dog runs on grass.", "The dog is running."],
+    ...                                     ["A cat sits on a mat.", "A cat on a mat."]])
+    >>> [round(s, 4) for s in results["scores"]]
+    [3.7008, 3.1598]
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Cider(CaptionMetric):
+    def __init__(self, tokenizer="ptb", sigma=6.0, **kwargs):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        if not sigma > 0:
+            raise ValueError(f"sigma must be positive, got {sigma!r}")
+        self.tokenizer = tokenizer
+        self.sigma = float(sigma)
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=text_features(),
+            homepage="https://arxiv.org/abs/1411.5726",
+            codebase_urls=["https://github.com/salaniz/pycocoevalcap", "https://github.com/vrama91/cider"],
+            reference_urls=["https://arxiv.org/abs/1411.5726", "https://arxiv.org/abs/1504.00325"],
+        )
+
+    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        references = normalize_references(references, len(predictions))
+        scores = cider_d(*tokenize_corpus(predictions, references, self.tokenizer), sigma=self.sigma)
+        return {"cider": sum(scores) / len(scores), "scores": scores,
+                "hashcode": hashcode("cider_d", sigma=self.sigma, tokenizer=self.tokenizer)}

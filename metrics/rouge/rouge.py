@@ -1,0 +1,79 @@
+"""ROUGE-L for image captions, as the COCO caption toolkit computes it (Lin, 2004)."""
+
+import evaluate
+
+from capeval.inputs import hashcode
+from capeval.inputs import normalize_references
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
+from capeval.scoring.ngram import rouge_l
+from capeval.text.ptb import TOKENIZERS
+from capeval.text.ptb import tokenize_corpus
+
+_CITATION = """\
+@inproceedings{lin-2004-rouge,
+    title = "{ROUGE}: A Package for Automatic Evaluation of Summaries",
+    author = "Lin, Chin-Yew",
+    booktitle = "Text Summarization Branches Out",
+    year = "2004",
+    pages = "74--81",
+}
+"""
+
+_DESCRIPTION = """\
+ROUGE-L as in the COCO caption evaluation toolkit (pycocoevalcap): on PTB-tokenized, lowercased captions
+without punctuation, the longest common subsequence gives a precision and a recall against every reference;
+the best precision and the best recall (possibly from different references) combine into F with β = 1.2.
+The corpus score is the mean. Values equal pycocoevalcap's.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions.
+    references (list of list of str, or list of str): the references of each candidate.
+    images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
+
+Constructor options (``evaluate.load(path, ...)``):
+    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
+
+Returns:
+    rouge_l (float): mean ROUGE-L F over the candidates, the toolkit's "ROUGE_L".
+    scores (list of float): per-caption ROUGE-L F in [0, 1].
+    hashcode (str): tokenizer and capeval version.
+
+Examples:
+    >>> import evaluate
+    >>> rouge = evaluate.load("metrics/rouge")
+    >>> results = rouge.compute(predictions=["A dog runs on the grass.", "a cat"],
+    ...                         references=[["A dog runs on grass.", "The dog is running."], ["a cat sleeps"]])
+    >>> [round(s, 4) for s in results["scores"]]
+    [0.9242, 0.7722]
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Rouge(CaptionMetric):
+    def __init__(self, tokenizer="ptb", **kwargs):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        self.tokenizer = tokenizer
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=text_features(),
+            homepage="https://aclanthology.org/W04-1013",
+            codebase_urls=["https://github.com/salaniz/pycocoevalcap"],
+            reference_urls=["https://aclanthology.org/W04-1013", "https://arxiv.org/abs/1504.00325"],
+        )
+
+    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        references = normalize_references(references, len(predictions))
+        scores = rouge_l(*tokenize_corpus(predictions, references, self.tokenizer))
+        return {"rouge_l": sum(scores) / len(scores), "scores": scores,
+                "hashcode": hashcode("rouge_l", tokenizer=self.tokenizer)}

@@ -1,0 +1,39 @@
+"""Pure-Python COCO PTB tokenization against the CoreNLP jar pycocoevalcap runs."""
+
+import shutil
+
+import pytest
+
+from capeval.benchmarks import prepare
+from capeval.text.ptb import coco_tokenize
+from capeval.text.ptb import ptb_tokenize
+from capeval.text.ptb import tokenize_corpus
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("A man (in red) isn't here.", "a man -lrb- in red -rrb- is n't here"),  # -lrb- survives: the toolkit's quirk
+    ("The dog 's toy", "the dog 's toy"),
+    ("He cannot see the U.S. flag at 12:30, 1,000 times", "he can not see the u.s. flag at 12:30 1,000 times"),
+    ('A sign reading " free hugs " ...', "a sign reading free hugs"),
+    ("scene.The person/people on a t-shirt", "scene.the person/people on a t-shirt"),
+    ("What is this??", "what is this ??"),
+    ("a horse &apos;s tail", "a horse 's tail"),
+    ("Mr. Smith on St. Mark's Ave.", "mr. smith on st. mark 's ave."),
+])
+def test_known_cases(text, expected):
+    assert coco_tokenize(text) == expected
+
+
+def test_corpus_tokenization_reuses_sentences():
+    candidates, references = tokenize_corpus(["A dog.", "A dog."], [["A dog!"], ["A cat."]])
+    assert candidates == ["a dog", "a dog"] and references == [["a dog"], ["a cat"]]
+    with pytest.raises(ValueError, match="tokenizer"):
+        tokenize_corpus(["a"], [["a"]], "spacy")
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="needs Java for the CoreNLP jar")
+def test_equals_the_jar_on_flickr8k_expert_rows():
+    items = prepare("flickr8k_expert").items
+    sentences = list(dict.fromkeys(items.candidates[:400] + [r for refs in items.references[:400] for r in refs]))
+    sentences += ["A man (in red) isn't here.", 'She said "hi" ...', "Three dogs -- one brown; two white!"]
+    assert ptb_tokenize(sentences, backend="python") == ptb_tokenize(sentences, backend="java")
