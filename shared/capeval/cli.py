@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .scoring import smurf_report
 
     smurf_report.register(commands)
+    from .benchmarks import cli as benchmark_cli
+
+    benchmark_cli.register(commands)
     return parser
 
 

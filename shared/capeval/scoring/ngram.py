@@ -46,17 +46,19 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
     per_caption: list[list[float]] = [[] for _ in range(n)]
     total_guess, total_correct = [0] * n, [0] * n
     total_test = total_ref = 0
+    cooked: dict[tuple, tuple] = {}  # a reference list's clipping counts and lengths, computed once
     for candidate, refs in zip(candidates, references):
         words = candidate.split()
         counts = ngrams(words, n)
-        max_ref: dict = {}
-        ref_lengths = []
-        for ref in refs:
-            ref_words = ref.split()
-            ref_lengths.append(len(ref_words))
-            for gram, count in ngrams(ref_words, n).items():
-                if count > max_ref.get(gram, 0):
-                    max_ref[gram] = count
+        key = tuple(refs)
+        if key not in cooked:
+            max_ref: dict = {}
+            for ref in refs:
+                for gram, count in ngrams(ref.split(), n).items():
+                    if count > max_ref.get(gram, 0):
+                        max_ref[gram] = count
+            cooked[key] = max_ref, [len(ref.split()) for ref in refs]
+        max_ref, ref_lengths = cooked[key]
         test_len = len(words)
         ref_len = min((abs(length - test_len), length) for length in ref_lengths)[1]
         guess = [max(0, test_len - k) for k in range(n)]
@@ -135,33 +137,38 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
     [3.7008, 3.1598]
     """
-    ref_counts = [[ngrams(ref.split(), n) for ref in refs] for refs in references]
+    counts_of: dict[str, Counter] = {}
+    for sentence in (r for refs in references for r in refs):
+        if sentence not in counts_of:
+            counts_of[sentence] = ngrams(sentence.split(), n)
     document_frequency: Counter = Counter()
-    for counts in ref_counts:
-        document_frequency.update(set().union(*counts))
+    for refs in references:
+        document_frequency.update(set().union(*(counts_of[r] for r in refs)))
     log_n = math.log(float(len(references)))
-    weight_of: dict = {}
+    # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once.
+    vector_of: dict[str, tuple] = {}
 
-    def vector(counts: Counter):
+    def vector(sentence: str):
+        if sentence in vector_of:
+            return vector_of[sentence]
+        counts = counts_of.get(sentence) or ngrams(sentence.split(), n)
         vec: list[dict] = [{} for _ in range(n)]
         norm = [0.0] * n
         for gram, tf in counts.items():
-            weight = weight_of.get(gram)
-            if weight is None:
-                weight = weight_of[gram] = log_n - math.log(max(1.0, document_frequency.get(gram, 0.0)))
-            value = tf * weight
+            value = tf * (log_n - math.log(max(1.0, document_frequency.get(gram, 0.0))))
             vec[len(gram) - 1][gram] = value
             norm[len(gram) - 1] += value * value
         # The toolkit's "length" counts bigrams (its index 1), a quirk kept for parity.
         bigrams = sum(tf for gram, tf in counts.items() if len(gram) == 2)
-        return vec, [math.sqrt(x) for x in norm], bigrams
+        vector_of[sentence] = result = (vec, [math.sqrt(x) for x in norm], bigrams)
+        return result
 
     scores = []
-    for candidate, refs in zip(candidates, ref_counts):
-        vec, norm, length = vector(ngrams(candidate.split(), n))
+    for candidate, refs in zip(candidates, references):
+        vec, norm, length = vector(candidate)
         total = [0.0] * n
-        for counts in refs:
-            vec_ref, norm_ref, length_ref = vector(counts)
+        for ref in refs:
+            vec_ref, norm_ref, length_ref = vector(ref)
             penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
             for k in range(n):
                 ref_k = vec_ref[k]

@@ -1,0 +1,113 @@
+"""``capeval benchmark``: run the meta-evaluation harness from the command line.
+
+    capeval benchmark --metric bleu --metric cider --dataset flickr8k_expert --out results/
+    capeval benchmark --metric path/to/my_metric --option model_name=... --dataset pascal50s --protocol refs=random5:0
+    capeval benchmark --metric bleu:order=1 --metric bleu:order=4 --dataset all    # per-metric options after ':'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def parse_assignments(pairs: list[str] | None, flag: str) -> dict:
+    """``key=value`` strings to a dict; values are JSON when they parse (numbers, true/false), else text.
+
+    >>> parse_assignments(["order=2", "tokenizer=ptb", "include_human=false"], "--option")
+    {'order': 2, 'tokenizer': 'ptb', 'include_human': False}
+    """
+    options = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"{flag} takes key=value, got {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def split_spec(spec: str) -> tuple[str, list[str]]:
+    """``name:key=value,key=value`` (a metric with its own options) unless ``spec`` is an existing path.
+
+    >>> split_spec("bleu:order=2,tokenizer=none")
+    ('bleu', ['order=2', 'tokenizer=none'])
+    """
+    if Path(spec).exists() or ":" not in spec:
+        return spec, []
+    name, _, options = spec.partition(":")
+    return name, options.split(",")
+
+
+def load_metric(spec: str, options: dict):
+    """An evaluate module from a folder or .py path, or by name from the repository's ``metrics/`` folder."""
+    import evaluate
+
+    path = Path(spec)
+    if not path.exists():
+        from capeval.cli import metrics_dir
+
+        path = metrics_dir() / spec
+        if not path.is_dir():
+            known = sorted(p.name for p in metrics_dir().iterdir() if (p / f"{p.name}.py").exists())
+            raise SystemExit(f"no metric {spec!r}: give a module path or one of {known}")
+    return evaluate.load(str(path), **options)
+
+
+def run(args: argparse.Namespace) -> int:
+    from capeval.benchmarks.harness import as_scoring_metric
+    from capeval.benchmarks.harness import markdown_table
+    from capeval.benchmarks.harness import run_benchmarks
+    from capeval.benchmarks.harness import write_outputs
+    from capeval.benchmarks.rowsets import PROTOCOLS
+
+    datasets = list(PROTOCOLS) if "all" in args.dataset else args.dataset
+    unknown = sorted(set(datasets) - set(PROTOCOLS))
+    if unknown:
+        raise SystemExit(f"unknown dataset(s) {unknown}; choose from {sorted(PROTOCOLS)} or 'all'")
+    options = parse_assignments(args.option, "--option")
+    protocol = parse_assignments(args.protocol, "--protocol")
+    results = []
+    for spec in args.metric:
+        name, own = split_spec(spec)
+        metric_options = {**options, **parse_assignments(own, "--metric")}
+        label = name + (f"({','.join(f'{k}={v}' for k, v in metric_options.items())})" if metric_options else "")
+        scoring = as_scoring_metric(load_metric(name, metric_options), args.score_key, label)
+        for name in datasets:
+            # Protocol options apply to the benchmarks that take them.
+            accepted = PROTOCOLS[name].__code__.co_varnames[:PROTOCOLS[name].__code__.co_argcount]
+            chosen = {k: v for k, v in protocol.items() if k in accepted}
+            results += run_benchmarks(scoring, [name], images_dir=args.images, num_samples=args.samples,
+                                      seed=args.seed, ties=args.ties, verbose=False, **chosen)
+    print(markdown_table(results))
+    if args.out:
+        for path in write_outputs(results, args.out, plots=not args.no_plots):
+            print(f"wrote {path}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``benchmark`` subcommand to capeval's command line."""
+    from capeval.benchmarks.rowsets import PROTOCOLS
+
+    parser = subparsers.add_parser("benchmark", help="correlate a metric with human judgments on the benchmarks",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--metric", action="append", required=True,
+                        help="a metric name from metrics/ (bleu, rouge, cider, meteor, ...) or a module path; repeatable")
+    parser.add_argument("--dataset", action="append", required=True, choices=[*PROTOCOLS, "all"],
+                        help="benchmark to run; repeatable, or 'all'")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="metric constructor option, e.g. order=2 (JSON values)")
+    parser.add_argument("--protocol", action="append", metavar="KEY=VALUE",
+                        help="protocol option, e.g. refs=random5:0, candidate_reference=keep, include_self_captions=true")
+    parser.add_argument("--ties", choices=["half", "fail"], default="half", help="PASCAL-50S: how a metric tie counts")
+    parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs (0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--images", help="folder with the benchmarks' images, for metrics that need them")
+    parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
+    parser.add_argument("--out", help="write results.md/.csv/.json and scatter plots here")
+    parser.add_argument("--no-plots", action="store_true", help="skip the scatter plots")
+    parser.set_defaults(run=run)
