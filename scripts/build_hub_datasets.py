@@ -98,7 +98,8 @@ class HubDataset:
             f"# {self.pretty_name}\n\n{textwrap.dedent(self.description).strip()}\n\n"
             f"One split, `test`, {len(self.rows):,} rows. {IMAGE_NOTE}\n\n"
             "```python\nimport datasets\n"
-            f'ds = datasets.load_dataset("hub/{self.name}", split="test")  # a local folder of the capeval repo\n```\n\n'
+            f'ds = datasets.load_dataset("hub/{self.name}", split="test")  # in a capeval checkout\n'
+            f'# ds = datasets.load_dataset("<namespace>/{self.name.replace("_", "-")}", split="test")  # once published\n```\n\n'
             "## Fields\n\n| field | meaning |\n|---|---|\n" + fields + "\n\n"
             f"## Provenance and licence\n\n{textwrap.dedent(self.provenance).strip()}\n\n"
             "Built by `scripts/build_hub_datasets.py` in the capeval repository.\n\n"
