@@ -39,8 +39,8 @@ def load_golden():
     ``system`` (0–3), raw ``candidate``, raw ``references``, ``SPARCS``, ``SPURTS``, ``MIMA``, ``SMURF``.
 
     >>> golden = load_golden()
-    >>> len(golden), golden.system.tolist()[:5], golden.SMURF[0]
-    (20000, [0, 1, 2, 3, 0], np.float64(0.6883860267891432))
+    >>> len(golden), golden.system.tolist()[:5], float(golden.SMURF[0])
+    (20000, [0, 1, 2, 3, 0], 0.6883860267891432)
     """
     import pandas as pd
 
