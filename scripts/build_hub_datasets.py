@@ -69,7 +69,9 @@ class HubDataset:
         missing = set(self.features) - set(self.fields)
         if missing:
             raise ValueError(f"{self.name}: card documents no field {sorted(missing)}")
-        dataset = datasets.Dataset.from_list(self.rows, features=self.features)
+        # Columns in the order of the declared features (the card lists them in that order).
+        dataset = datasets.Dataset.from_list([{k: row[k] for k in self.features} for row in self.rows],
+                                             features=self.features)
         parquet = folder / "data" / "test-00000-of-00001.parquet"
         # The Arrow schema carries the `datasets` feature metadata, so the file alone round-trips too.
         pq.write_table(dataset.data.table, parquet, compression="zstd", compression_level=19)
@@ -129,6 +131,34 @@ def flickr8k_references(captions: dict[str, str], image: str) -> list[str]:
     return [captions[f"{image}#{k}"] for k in range(5)]
 
 
+FLICKR8K_FEATURES = {
+    "row_id": datasets.Value("int32"),
+    "image_file": datasets.Value("string"),
+    "image": datasets.Image(),
+    "candidate_id": datasets.Value("string"),
+    "candidate": datasets.Value("string"),
+    "references": datasets.List(datasets.Value("string"), length=5),
+}
+
+
+def flickr8k_fields(source_file: str) -> dict[str, str]:
+    return {
+        "row_id": f"line index (0-based) in `{source_file}`",
+        "image_file": "file name of the judged Flickr8k image",
+        "image": "optional image (empty here)",
+        "candidate_id": "Flickr8k caption id `<image>#<0-4>` of the candidate",
+        "candidate": "candidate caption text (Flickr8k tokenized text)",
+        "references": "the judged image's 5 Flickr8k captions, `#0` to `#4`",
+    }
+
+
+def flickr8k_row(row_id: int, image: str, caption_id: str, captions: dict[str, str]) -> dict:
+    """The columns both Flickr8k judgment files share; ``is_self_caption`` flags an image's own caption."""
+    return {"row_id": row_id, "image_file": image, "image": None, "candidate_id": caption_id,
+            "candidate": captions[caption_id], "references": flickr8k_references(captions, image),
+            "is_self_caption": caption_id.split("#")[0] == image}
+
+
 def read_tsv(path: Path) -> list[list[str]]:
     return [line.split("\t") for line in path.read_text(encoding="ascii").splitlines()]
 
@@ -161,17 +191,8 @@ def build_flickr8k_expert(source: Path) -> HubDataset:
     rows = []
     for row_id, (image, caption_id, *ratings) in enumerate(read_tsv(source / "flickr8k" / "raw_Flickr8k_text" / "ExpertAnnotations.txt")):
         experts = [int(r) for r in ratings]
-        rows.append({
-            "row_id": row_id,
-            "image_file": image,
-            "image": None,
-            "candidate_id": caption_id,
-            "candidate": captions[caption_id],
-            "references": flickr8k_references(captions, image),
-            "expert_scores": experts,
-            "mean_score": sum(experts) / 3,
-            "is_self_caption": caption_id.split("#")[0] == image,
-        })
+        rows.append({**flickr8k_row(row_id, image, caption_id, captions), "expert_scores": experts,
+                     "mean_score": sum(experts) / 3})
     flagged = sum(r["is_self_caption"] for r in rows)
     assert (len(rows), flagged) == (5822, 158), (len(rows), flagged)
     check_bert_tbr_order(source, [r for r in rows if not r["is_self_caption"]])
@@ -180,12 +201,7 @@ def build_flickr8k_expert(source: Path) -> HubDataset:
         pretty_name="Flickr8k-Expert",
         license="other",
         features=datasets.Features({
-            "row_id": datasets.Value("int32"),
-            "image_file": datasets.Value("string"),
-            "image": datasets.Image(),
-            "candidate_id": datasets.Value("string"),
-            "candidate": datasets.Value("string"),
-            "references": datasets.List(datasets.Value("string"), length=5),
+            **FLICKR8K_FEATURES,
             "expert_scores": datasets.List(datasets.Value("int8"), length=3),
             "mean_score": datasets.Value("float64"),
             "is_self_caption": datasets.Value("bool"),
@@ -203,12 +219,7 @@ def build_flickr8k_expert(source: Path) -> HubDataset:
             Protocols in capeval's harness: *mean* (P1: 5,664 rows, human score = `mean_score`) and *all*
             (P2: 16,992 rows, each expert rating a row).""",
         fields={
-            "row_id": "line index (0-based) in `ExpertAnnotations.txt`",
-            "image_file": "file name of the judged Flickr8k image",
-            "image": "optional image (empty here)",
-            "candidate_id": "Flickr8k caption id `<image>#<0-4>` of the candidate",
-            "candidate": "candidate caption text (Flickr8k tokenized text)",
-            "references": "the judged image's 5 Flickr8k captions, `#0` to `#4`",
+            **flickr8k_fields("ExpertAnnotations.txt"),
             "expert_scores": "the three expert ratings, 1–4",
             "mean_score": "mean of the three expert ratings",
             "is_self_caption": "the candidate is one of the judged image's own captions (158 rows)",
@@ -223,18 +234,8 @@ def build_flickr8k_cf(source: Path) -> HubDataset:
     rows = []
     raw = read_tsv(source / "flickr8k" / "raw_Flickr8k_text" / "CrowdFlowerAnnotations.txt")
     for row_id, (image, caption_id, fraction, yes, no) in enumerate(raw):
-        rows.append({
-            "row_id": row_id,
-            "image_file": image,
-            "image": None,
-            "candidate_id": caption_id,
-            "candidate": captions[caption_id],
-            "references": flickr8k_references(captions, image),
-            "fraction_yes": int(yes) / (int(yes) + int(no)),
-            "num_yes": int(yes),
-            "num_no": int(no),
-            "is_self_caption": caption_id.split("#")[0] == image,
-        })
+        rows.append({**flickr8k_row(row_id, image, caption_id, captions),
+                     "fraction_yes": int(yes) / (int(yes) + int(no)), "num_yes": int(yes), "num_no": int(no)})
         assert abs(float(fraction) - rows[-1]["fraction_yes"]) < 1e-9, row_id
     flagged = sum(r["is_self_caption"] for r in rows)
     assert (len(rows), flagged) == (47830, 721), (len(rows), flagged)
@@ -244,12 +245,7 @@ def build_flickr8k_cf(source: Path) -> HubDataset:
         pretty_name="Flickr8k-CF (CrowdFlower)",
         license="other",
         features=datasets.Features({
-            "row_id": datasets.Value("int32"),
-            "image_file": datasets.Value("string"),
-            "image": datasets.Image(),
-            "candidate_id": datasets.Value("string"),
-            "candidate": datasets.Value("string"),
-            "references": datasets.List(datasets.Value("string"), length=5),
+            **FLICKR8K_FEATURES,
             "fraction_yes": datasets.Value("float64"),
             "num_yes": datasets.Value("int16"),
             "num_no": datasets.Value("int16"),
@@ -266,12 +262,7 @@ def build_flickr8k_cf(source: Path) -> HubDataset:
             drops them by default, as for Flickr8k-Expert. Built from the raw CrowdFlower file (not from
             CLIPScore's `crowdflower_flickr8k.json`, which was not available).""",
         fields={
-            "row_id": "line index (0-based) in `CrowdFlowerAnnotations.txt`",
-            "image_file": "file name of the judged Flickr8k image",
-            "image": "optional image (empty here)",
-            "candidate_id": "Flickr8k caption id `<image>#<0-4>` of the candidate",
-            "candidate": "candidate caption text",
-            "references": "the judged image's 5 Flickr8k captions, `#0` to `#4`",
+            **flickr8k_fields("CrowdFlowerAnnotations.txt"),
             "fraction_yes": "num_yes / (num_yes + num_no), exact (the raw file rounds it to 15 digits)",
             "num_yes": "number of \"yes\" judgments",
             "num_no": "number of \"no\" judgments",

@@ -3,13 +3,11 @@
 import evaluate
 
 from capeval.inputs import hashcode
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
 from capeval.scoring.ngram import bleu
-from capeval.text.ptb import TOKENIZERS
-from capeval.text.ptb import tokenize_corpus
+from capeval.text.ptb import check_tokenizer
+from capeval.text.ptb import coco_inputs
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -59,10 +57,8 @@ class Bleu(CaptionMetric):
     def __init__(self, order=4, tokenizer="ptb", **kwargs):
         if order not in (1, 2, 3, 4):
             raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
         self.order = order
-        self.tokenizer = tokenizer
+        self.tokenizer = check_tokenizer(tokenizer)
         super().__init__(**kwargs)
 
     def _info(self):
@@ -77,9 +73,7 @@ class Bleu(CaptionMetric):
         )
 
     def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        references = normalize_references(references, len(predictions))
-        candidates, refs = tokenize_corpus(predictions, references, self.tokenizer)
+        candidates, refs = coco_inputs(predictions, references, self.tokenizer)
         corpus, per_caption = bleu(candidates, refs, n=4)
         return {
             "bleu": corpus[self.order - 1],

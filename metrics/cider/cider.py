@@ -3,13 +3,11 @@
 import evaluate
 
 from capeval.inputs import hashcode
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
 from capeval.scoring.ngram import cider_d
-from capeval.text.ptb import TOKENIZERS
-from capeval.text.ptb import tokenize_corpus
+from capeval.text.ptb import check_tokenizer
+from capeval.text.ptb import coco_inputs
 
 _CITATION = """\
 @inproceedings{vedantam2015cider,
@@ -58,11 +56,9 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Cider(CaptionMetric):
     def __init__(self, tokenizer="ptb", sigma=6.0, **kwargs):
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
         if not sigma > 0:
             raise ValueError(f"sigma must be positive, got {sigma!r}")
-        self.tokenizer = tokenizer
+        self.tokenizer = check_tokenizer(tokenizer)
         self.sigma = float(sigma)
         super().__init__(**kwargs)
 
@@ -78,8 +74,6 @@ class Cider(CaptionMetric):
         )
 
     def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        references = normalize_references(references, len(predictions))
-        scores = cider_d(*tokenize_corpus(predictions, references, self.tokenizer), sigma=self.sigma)
+        scores = cider_d(*coco_inputs(predictions, references, self.tokenizer), sigma=self.sigma)
         return {"cider": sum(scores) / len(scores), "scores": scores,
                 "hashcode": hashcode("cider_d", sigma=self.sigma, tokenizer=self.tokenizer)}

@@ -5,12 +5,10 @@ import shutil
 import evaluate
 
 from capeval.inputs import hashcode
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
-from capeval.text.ptb import TOKENIZERS
-from capeval.text.ptb import tokenize_corpus
+from capeval.text.ptb import check_tokenizer
+from capeval.text.ptb import coco_inputs
 
 _CITATION = """\
 @inproceedings{denkowski-lavie-2014-meteor,
@@ -60,9 +58,7 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Meteor(CaptionMetric):
     def __init__(self, tokenizer="ptb", **kwargs):
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-        self.tokenizer = tokenizer
+        self.tokenizer = check_tokenizer(tokenizer)
         self._scorer = None
         super().__init__(**kwargs)
 
@@ -95,9 +91,7 @@ class Meteor(CaptionMetric):
         return self._scorer
 
     def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        references = normalize_references(references, len(predictions))
-        candidates, refs = tokenize_corpus(predictions, references, self.tokenizer)
+        candidates, refs = coco_inputs(predictions, references, self.tokenizer)
         corpus, scores = self.scorer().compute_score(dict(enumerate(refs)), {i: [c] for i, c in enumerate(candidates)})
         return {"meteor": float(corpus), "scores": [float(s) for s in scores],
                 "hashcode": hashcode("meteor", version="1.5", tokenizer=self.tokenizer)}

@@ -3,13 +3,11 @@
 import evaluate
 
 from capeval.inputs import hashcode
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
 from capeval.scoring.ngram import rouge_l
-from capeval.text.ptb import TOKENIZERS
-from capeval.text.ptb import tokenize_corpus
+from capeval.text.ptb import check_tokenizer
+from capeval.text.ptb import coco_inputs
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -55,9 +53,7 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rouge(CaptionMetric):
     def __init__(self, tokenizer="ptb", **kwargs):
-        if tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-        self.tokenizer = tokenizer
+        self.tokenizer = check_tokenizer(tokenizer)
         super().__init__(**kwargs)
 
     def _info(self):
@@ -72,8 +68,6 @@ class Rouge(CaptionMetric):
         )
 
     def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        references = normalize_references(references, len(predictions))
-        scores = rouge_l(*tokenize_corpus(predictions, references, self.tokenizer))
+        scores = rouge_l(*coco_inputs(predictions, references, self.tokenizer))
         return {"rouge_l": sum(scores) / len(scores), "scores": scores,
                 "hashcode": hashcode("rouge_l", tokenizer=self.tokenizer)}

@@ -124,6 +124,12 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
 TOKENIZERS = ("ptb", "ptb-java", "none")
 
 
+def check_tokenizer(tokenizer: str) -> str:
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+    return tokenizer
+
+
 def tokenize_corpus(predictions: list[str], references: list[list[str]], tokenizer: str = "ptb") -> tuple[list[str], list[list[str]]]:
     """Candidates and references as the COCO toolkit scores them; each distinct sentence is tokenized once.
 
@@ -133,10 +139,17 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
     >>> tokenize_corpus(["A dog."], [["The dog runs.", "A dog!"]])
     (['a dog'], [['the dog runs', 'a dog']])
     """
-    if tokenizer not in TOKENIZERS:
-        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-    if tokenizer == "none":
+    if check_tokenizer(tokenizer) == "none":
         return list(predictions), [list(refs) for refs in references]
     distinct = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
     tokenized = dict(zip(distinct, ptb_tokenize(distinct, backend="java" if tokenizer == "ptb-java" else "python")))
     return [tokenized[p] for p in predictions], [[tokenized[r] for r in refs] for refs in references]
+
+
+def coco_inputs(predictions, references, tokenizer: str = "ptb") -> tuple[list[str], list[list[str]]]:
+    """Validated metric inputs (see :mod:`capeval.inputs`), tokenized as the COCO toolkit does."""
+    from capeval.inputs import normalize_references
+    from capeval.inputs import validate_predictions
+
+    predictions = validate_predictions(predictions)
+    return tokenize_corpus(predictions, normalize_references(references, len(predictions)), tokenizer)
