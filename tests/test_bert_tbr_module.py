@@ -119,3 +119,14 @@ def test_two_modules_share_one_loaded_model(load_metric, minilm_path):
     BERTScorer(minilm_path, layer=3).score(["a dog"], [["a dog runs"]])
     loaded = [key for key in models._CACHE if key[0] == "hf-model" and key[1] == minilm_path]
     assert len(loaded) == 1  # one MiniLM in memory for both modules and the BERTScore scorer
+
+
+def test_combine_with_a_second_module(load_metric, minilm_path):
+    import evaluate
+
+    combined = evaluate.combine([load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4), load_metric("bleu")])
+    result = combined.compute(predictions=PREDICTIONS[:2], references=REFERENCES[:2], images=None, batch_size=8)
+    # Shared key names are prefixed with the module name; the rest stay as they are.
+    assert len(result["bert_tbr_scores"]) == 2 and len(result["bleu_scores"]) == 2
+    assert 0.0 < result["bert_tbr"] <= 1.0 and 0.0 <= result["bleu"] <= 1.0
+    assert result["bert_tbr_hashcode"].startswith("bert_tbr(") and result["bleu_hashcode"].startswith("bleu(")
