@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ..inputs import hashcode
+from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.tokenize import check_word_tokenizer, word_tokenize
@@ -213,13 +214,12 @@ def information_flows(
     pad = encoder.pad_token_id
     order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
     flows = [0.0] * len(id_lists)
-    # Chunks of whole batches bound the memory held by attentions.
-    chunk = batch_size * 16
-    for start in range(0, len(order), chunk):
-        indices = order[start : start + chunk]
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    # One batch at a time: each sentence's attentions are reduced to its flow before the next batch runs.
+    for indices in progress(batches, desc=f"attention flow of {encoder.name_or_path}", show=show_progress):
         ids = [id_lists[i] for i in indices]
         masks = [[int(t != pad) for t in seq] for seq in ids]
-        encoded = encoder.forward_ids(ids, attention_masks=masks, batch_size=batch_size, return_hidden=False, show_progress=show_progress)
+        encoded = encoder.forward_ids(ids, attention_masks=masks, batch_size=batch_size, return_hidden=False, show_progress=False)
         by_length: dict[int, list[int]] = {}
         for position, seq in enumerate(encoded):
             by_length.setdefault(len(seq.ids), []).append(position)
