@@ -1,0 +1,82 @@
+"""Pieces every ported vision-language backbone needs: reading released state dicts and
+padding per-image region arrays into a batch with a mask."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..hub import resolve_checkpoint
+from ..models import ModelUnavailableError
+
+
+def read_state_dict(source: str | os.PathLike, *, what: str) -> dict[str, torch.Tensor]:
+    """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached).
+
+    Loaded with ``weights_only=True`` (no code from the file runs). Legacy TensorFlow-style
+    LayerNorm names ``gamma``/``beta`` become ``weight``/``bias``, as the original loaders do.
+    """
+    path = resolve_checkpoint(source, what=what)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for a corrupt or non-torch file
+        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a readable torch checkpoint ({type(error).__name__}: {error})") from error
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a state dict of tensors")
+    return {key.replace("gamma", "weight").replace("beta", "bias"): value for key, value in state.items()}
+
+
+def load_checked(model: torch.nn.Module, state: dict[str, torch.Tensor], *, what: str, ignore_prefixes: Sequence[str] = ()) -> None:
+    """Load ``state`` into ``model``, raising on any missing key or shape mismatch.
+
+    Keys under ``ignore_prefixes`` (heads of other tasks in the same file) may be absent from the model.
+    """
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(k for k in set(state) - set(expected) if not k.startswith(tuple(ignore_prefixes)))
+    mismatched = sorted(k for k in set(state) & set(expected) if state[k].shape != expected[k].shape)
+    if missing or unexpected or mismatched:
+        details = "; ".join(f"{label}: {keys[:8]}{' …' if len(keys) > 8 else ''}"
+                            for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", mismatched)) if keys)
+        raise ModelUnavailableError(f"The {what} does not match the expected layout ({details})")
+    model.load_state_dict({k: v for k, v in state.items() if k in expected})
+
+
+def pad_rows(arrays: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack N_i × D arrays into a zero-padded B × max(N_i) × D tensor and a B × max(N_i) 0/1 mask.
+
+    >>> values, mask = pad_rows([np.ones((2, 3)), np.ones((1, 3))])
+    >>> tuple(values.shape), mask.tolist()
+    ((2, 2, 3), [[1, 1], [1, 0]])
+    """
+    width = max(a.shape[0] for a in arrays)
+    values = torch.zeros((len(arrays), width, arrays[0].shape[1]), dtype=dtype)
+    mask = torch.zeros((len(arrays), width), dtype=torch.long)
+    for row, array in enumerate(arrays):
+        values[row, : array.shape[0]] = torch.from_numpy(np.ascontiguousarray(array)).to(dtype)
+        mask[row, : array.shape[0]] = 1
+    return values, mask
+
+
+def pad_ids(id_lists: Sequence[Sequence[int]], *, pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad token-id lists into a B × L id tensor and its 0/1 mask.
+
+    >>> ids, mask = pad_ids([[101, 7, 102], [101, 102]])
+    >>> ids.tolist(), mask.tolist()
+    ([[101, 7, 102], [101, 102, 0]], [[1, 1, 1], [1, 1, 0]])
+    """
+    width = max(len(ids) for ids in id_lists)
+    ids = torch.full((len(id_lists), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(id_lists), width), dtype=torch.long)
+    for row, seq in enumerate(id_lists):
+        ids[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A B × L 0/1 mask as the B × 1 × 1 × L additive mask of the original BERT-era code: (1 − m)·(−10000)."""
+    return (1.0 - mask[:, None, None, :].to(dtype)) * -10000.0

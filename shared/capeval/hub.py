@@ -1,0 +1,70 @@
+"""Checkpoints that live at a plain URL (not on the HuggingFace Hub), downloaded once into a cache.
+
+``resolve_checkpoint`` turns a local path or a URL into a local file. A URL is fetched
+only on first use, into ``$CAPEVAL_CACHE`` (default ``~/.cache/capeval``); with
+``HF_HUB_OFFLINE=1`` (or ``CAPEVAL_OFFLINE=1``) nothing is fetched and a missing file
+raises :class:`~capeval.models.ModelUnavailableError` saying where to put it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from .models import ModelUnavailableError
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CAPEVAL_CACHE", Path.home() / ".cache" / "capeval")).expanduser()
+
+
+def _offline() -> bool:
+    return any(os.environ.get(var) == "1" for var in ("CAPEVAL_OFFLINE", "HF_HUB_OFFLINE"))
+
+
+def is_url(source: str | os.PathLike) -> bool:
+    return urllib.parse.urlparse(str(source)).scheme in ("http", "https")
+
+
+def cached_path_for(url: str) -> Path:
+    """Where ``url`` is (or will be) cached: ``<cache>/downloads/<sha256(url)[:16]>/<file name>``.
+
+    >>> cached_path_for("https://example.org/x/umic.pt").name
+    'umic.pt'
+    """
+    name = Path(urllib.parse.urlparse(url).path).name or "download"
+    return cache_root() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
+
+
+def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", timeout: float = 60.0) -> Path:
+    """A local file for ``source`` (a path, or a URL downloaded once into the cache)."""
+    if not is_url(source):
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise ModelUnavailableError(f"The {what} file {str(path)!r} does not exist.")
+        return path
+    url = str(source)
+    target = cached_path_for(url)
+    if target.is_file():
+        return target
+    advice = f"Download {url} yourself and pass its local path, or place it at {target}."
+    if _offline():
+        raise ModelUnavailableError(f"The {what} is not cached and offline mode (HF_HUB_OFFLINE/CAPEVAL_OFFLINE) forbids downloading it. {advice}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Download to a temporary file in the same folder, then rename: an interrupted download never looks complete.
+    handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+            shutil.copyfileobj(response, out, length=1 << 20)
+        os.replace(partial, target)
+    except OSError as error:
+        raise ModelUnavailableError(f"Could not download the {what} from {url} ({error}). {advice}") from error
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    return target

@@ -1,0 +1,146 @@
+"""UMIC (Lee et al., ACL 2021): a reference-free caption score from a fine-tuned UNITER.
+
+UMIC = sigmoid(rank_output(pooler(h)[CLS])) over ``[CLS] caption [SEP] ; image regions``.
+The pieces below follow the released code (``umic.md``):
+
+* text: each whitespace word is word-pieced separately with the cased tokenizer, words
+  giving no pieces vanish, there is no truncation; the benchmark captions were lower-cased
+  first, so ``lowercase=True`` is the default (the released preprocessing script behaves
+  as ``lowercase=False``);
+* image: the first ``clamp(#(conf > 0.2), 10, 100)`` stored regions, fp16 values cast to
+  fp32, 7-d position ``norm_bb + [w·h]``;
+* score: the logit's sigmoid in float64 on CPU, ``1 / (1 + exp(−x))``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ..backbones.common import pad_ids, pad_rows
+from ..backbones.uniter import load_uniter_scorer
+from ..models import load_hf_tokenizer, resolve_device
+from ..progress import progress
+from ..vision.regions import RegionFeatures
+
+#: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
+DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
+DEFAULT_TOKENIZER = "bert-base-cased"
+#: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.
+CONF_THRESHOLD, MIN_BOXES, MAX_BOXES = 0.2, 10, 100
+#: The released scorer's batch size.
+DEFAULT_BATCH_SIZE = 128
+
+
+def umic_num_boxes(regions: RegionFeatures, *, threshold: float = CONF_THRESHOLD, min_boxes: int = MIN_BOXES,
+                   max_boxes: int = MAX_BOXES) -> int:
+    """How many leading regions UNITER takes: ``min(max, max(min, #(conf > threshold)))``,
+    never more than are stored. Without ``conf`` every stored region counts (up to ``max_boxes``).
+
+    >>> conf = np.float16([0.9] * 7 + [0.2] + [0.1] * 92)   # fp16 0.2 is 0.19995…: not above 0.2
+    >>> umic_num_boxes(RegionFeatures.from_butd(np.zeros((100, 4)), np.zeros((100, 6)), conf))
+    10
+    """
+    if regions.conf is None:
+        return min(regions.num_boxes, max_boxes)
+    confident = int((regions.conf > np.float32(threshold)).sum())
+    return min(regions.num_boxes, max_boxes, max(min_boxes, confident))
+
+
+def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
+    """The region features (nbb × D, float32) and 7-d positions (nbb × 7) UMIC feeds UNITER."""
+    nbb = umic_num_boxes(regions)
+    return regions.features[:nbb].astype(np.float32), regions.uniter_pos7()[:nbb]
+
+
+def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
+    """``[CLS] + pieces + [SEP]`` per caption, each whitespace word word-pieced on its own.
+
+    Words that yield no pieces are dropped; nothing is truncated. ``lowercase`` lower-cases
+    first, as the benchmark captions were.
+    """
+    words = [(caption.lower() if lowercase else caption).split() for caption in captions]
+    flat = [word for caption_words in words for word in caption_words]
+    pieces = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
+    ids, start = [], 0
+    for caption_words in words:
+        body = [piece for word_pieces in pieces[start : start + len(caption_words)] for piece in word_pieces]
+        ids.append([tokenizer.cls_token_id, *body, tokenizer.sep_token_id])
+        start += len(caption_words)
+    return ids
+
+
+def umic_from_logit(logit: float) -> float:
+    """The released ``1 / (1 + math.exp(−x))`` in float64 (0.0 where exp would overflow).
+
+    >>> umic_from_logit(0.0), round(umic_from_logit(2.0), 6), umic_from_logit(-1000.0)
+    (0.5, 0.880797, 0.0)
+    """
+    return 0.0 if -logit > 709.0 else 1.0 / (1.0 + math.exp(-logit))
+
+
+class UmicScorer:
+    """Holds the UNITER scorer and its tokenizer (both from capeval's process-wide cache).
+
+    ``checkpoint``: a local path or URL of ``umic.pt`` (downloaded once into the capeval cache);
+    ``tokenizer``: hub id or folder of the cased BERT vocabulary; ``lowercase``: see the module doc.
+    """
+
+    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *,
+                 lowercase: bool = True, num_attention_heads: int | None = None, device: str | torch.device | None = None):
+        self.checkpoint = str(checkpoint)
+        self.tokenizer_name = str(tokenizer)
+        self.lowercase = lowercase
+        self.device = resolve_device(device)
+        self.model = load_uniter_scorer(self.checkpoint, num_attention_heads=num_attention_heads, device=self.device)
+        self.tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512, do_lower_case=False)
+        vocab = self.model.uniter.embeddings.word_embeddings.num_embeddings
+        if len(self.tokenizer) > vocab:
+            raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(self.tokenizer)} entries but the checkpoint's vocabulary "
+                             f"has {vocab}; UMIC needs bert-base-cased (28996)")
+
+    def token_ids(self, captions: Sequence[str]) -> list[list[int]]:
+        """Model input ids per caption; a caption longer than the position table raises ``ValueError``."""
+        ids = caption_token_ids(captions, self.tokenizer, lowercase=self.lowercase)
+        limit = self.model.uniter.embeddings.position_embeddings.num_embeddings
+        for i, seq in enumerate(ids):
+            if len(seq) > limit:
+                raise ValueError(f"predictions[{i}] has {len(seq)} tokens; UNITER's position table holds {limit}")
+        return ids
+
+    def logits(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int = DEFAULT_BATCH_SIZE,
+               show_progress: bool | None = None) -> list[float]:
+        """The rank logit per (caption, image) pair, in input order; batches group similar lengths."""
+        if len(captions) != len(regions):
+            raise ValueError(f"got {len(captions)} captions but {len(regions)} region features; they must match")
+        img_dim = self.model.uniter.img_dim
+        for i, region in enumerate(regions):
+            if region.feature_dim != img_dim:
+                raise ValueError(f"region_features[{i}] has {region.feature_dim}-d features; this UNITER takes {img_dim}-d (BUTD pool5)")
+        ids = self.token_ids(captions)
+        nbb = [umic_num_boxes(region) for region in regions]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]) + nbb[i], reverse=True)
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        logits: list[float] = [0.0] * len(ids)
+        with torch.inference_mode():
+            for batch in progress(batches, desc="UMIC", show=show_progress):
+                input_ids, text_mask = pad_ids([ids[i] for i in batch])
+                inputs = [umic_image_inputs(regions[i]) for i in batch]
+                img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
+                img_pos, _ = pad_rows([pos for _, pos in inputs])
+                out = self.model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                for i, value in zip(batch, out.float().cpu().tolist()):
+                    logits[i] = value
+        return logits
+
+    def score(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int = DEFAULT_BATCH_SIZE,
+              show_progress: bool | None = None) -> list[float]:
+        """UMIC in (0, 1) per caption, in input order."""
+        return [umic_from_logit(x) for x in self.logits(captions, regions, batch_size=batch_size, show_progress=show_progress)]
+
+    def describe(self) -> dict[str, Any]:
+        """What produced the scores, for the metric's hashcode."""
+        return {"checkpoint": self.checkpoint, "tokenizer": self.tokenizer_name, "lowercase": self.lowercase}
