@@ -1,0 +1,163 @@
+"""UMIC: an unreferenced metric for image captioning via contrastive learning (Lee et al., ACL 2021)."""
+
+import evaluate
+
+from capeval.inputs import check_same_length
+from capeval.inputs import hashcode
+from capeval.inputs import validate_predictions
+from capeval.metric_base import CaptionMetric
+from capeval.metric_base import text_features
+from capeval.scoring.umic import DEFAULT_BATCH_SIZE
+from capeval.scoring.umic import DEFAULT_CHECKPOINT
+from capeval.scoring.umic import DEFAULT_TOKENIZER
+from capeval.scoring.umic import UmicScorer
+from capeval.vision.extractors import RegionExtractor
+from capeval.vision.extractors import default_extractor
+from capeval.vision.extractors import extract_regions
+from capeval.vision.regions import as_region_feature_list
+
+_CITATION = """\
+@inproceedings{lee-etal-2021-umic,
+    title = "{UMIC}: An Unreferenced Metric for Image Captioning via Contrastive Learning",
+    author = "Lee, Hwanhee and Yoon, Seunghyun and Dernoncourt, Franck and Bui, Trung and Jung, Kyomin",
+    booktitle = "Proceedings of the 59th Annual Meeting of the Association for Computational Linguistics and the 11th International Joint Conference on Natural Language Processing (Volume 2: Short Papers)",
+    year = "2021",
+    pages = "220--226",
+    url = "https://aclanthology.org/2021.acl-short.29",
+}
+"""
+
+_DESCRIPTION = """\
+UMIC scores a caption against its image, without references. A UNITER-base model fine-tuned contrastively
+(against captions with substituted, reordered, repeated or removed words and captions of similar images)
+reads "[CLS] caption [SEP]" together with the image's bottom-up-attention region features; the score is the
+sigmoid of a linear head on the pooled [CLS] state, in (0, 1).
+
+The default reproduces the released code: captions are lower-cased (as the benchmark data was) and each
+whitespace word is word-pieced separately without truncation; the first clamp(#(conf > 0.2), 10, 100) regions
+are used, from fp16 features, with the 7-d box position; the sigmoid is taken in float64. UMIC was trained on
+BUTD features (ResNet-101 Faster R-CNN on Visual Genome): pass those as region_features for meaningful scores.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): candidate captions. An empty caption is scored as "[CLS] [SEP]" with its image.
+    references: not used (UMIC is reference-free); may be None.
+    images (list, optional): one image per caption (path, bytes, PIL image or datasets.Image value). Used only
+        without region_features; features then come from the ``extractor`` option (an approximation).
+    region_features (list, optional): one entry per caption: a BUTD ``.npz`` path or a dict/RegionFeatures
+        with ``features`` (N×2048), ``norm_bb`` (N×6) and ``conf`` (N); the format of the released img_dbs.
+    batch_size (int, optional): captions per forward pass (default 128, as released).
+    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
+
+Constructor options (``evaluate.load(path, ...)``):
+    checkpoint (str): path or URL of ``umic.pt``, default the archive.org release (downloaded once into
+        ~/.cache/capeval; offline, pass a local path).
+    tokenizer (str): hub id or folder of the tokenizer, default "bert-base-cased".
+    lowercase (bool): lower-case captions first (default True, as the benchmark data); False tokenizes
+        as given, like the released preprocessing script.
+    num_attention_heads (int, optional): for checkpoints whose heads are not hidden/64.
+    extractor (RegionExtractor, optional): computes features from ``images``; default detectron2's BUTD
+        extractor when detectron2 is installed and configured.
+    feature_cache_dir (str, optional): on-disk cache of extracted features.
+    device (str, optional): default CUDA when available.
+
+Returns:
+    umic (float): mean score.
+    scores (list of float): one score in (0, 1) per caption.
+    hashcode (str): checkpoint, tokenizer, casing, feature source and capeval version.
+
+Examples:
+    A random-weight UNITER and a tiny cased vocabulary stand in for umic.pt and bert-base-cased here:
+
+    >>> import tempfile
+    >>> import evaluate
+    >>> import numpy as np
+    >>> from transformers import BertTokenizer
+    >>> from capeval.backbones.uniter import save_random_checkpoint, uniter_config
+    >>> folder = tempfile.mkdtemp()
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "two", "man", "men", "riding", "horse", "##s", "."]
+    >>> _ = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=False, model_max_length=512).save_pretrained(folder)
+    >>> config = uniter_config(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+    >>> checkpoint = save_random_checkpoint(f"{folder}/umic-random.pt", config, seed=0)
+    >>> umic = evaluate.load("metrics/umic", checkpoint=checkpoint, tokenizer=folder, num_attention_heads=4, device="cpu")
+    >>> rng = np.random.default_rng(0)
+    >>> image = {"features": rng.random((36, 2048)).astype(np.float16), "norm_bb": np.tile([0.1, 0.2, 0.5, 0.6, 0.4, 0.4], (36, 1)),
+    ...          "conf": np.linspace(0.9, 0.1, 36)}
+    >>> results = umic.compute(predictions=["Two men riding horses.", "a horse"], region_features=[image, image])
+    >>> [round(s, 4) for s in results["scores"]]
+    [0.8711, 0.5797]
+
+    Without features or images there is nothing to score:
+
+    >>> umic.compute(predictions=["a horse"])
+    Traceback (most recent call last):
+    ...
+    ValueError: UMIC scores captions against images: pass region_features=[...] (BUTD features, one per caption) or images=[...] with an extractor
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Umic(CaptionMetric):
+    needs_references = False
+
+    def __init__(self, checkpoint=DEFAULT_CHECKPOINT, tokenizer=DEFAULT_TOKENIZER, lowercase=True, num_attention_heads=None,
+                 extractor=None, feature_cache_dir=None, device=None, **kwargs):
+        if extractor is not None and not isinstance(extractor, RegionExtractor):
+            raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
+        self.checkpoint = str(checkpoint)
+        self.tokenizer = str(tokenizer)
+        self.lowercase = bool(lowercase)
+        self.num_attention_heads = num_attention_heads
+        self.extractor = extractor
+        self.feature_cache_dir = feature_cache_dir
+        self.device = device
+        super().__init__(**kwargs)
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=text_features(with_references=False),
+            homepage="https://aclanthology.org/2021.acl-short.29",
+            codebase_urls=["https://github.com/hwanheelee1993/UMIC"],
+            reference_urls=["https://aclanthology.org/2021.acl-short.29", "https://arxiv.org/abs/2106.14019"],
+        )
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """evaluate's ``compute``; predictions are checked first because, without references, evaluate's own
+        checks fail obscurely on an empty list or a non-string (IndexError, KeyError)."""
+        if predictions is not None:
+            validate_predictions(predictions)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _scorer(self):
+        # The model and tokenizer inside come from capeval's process-wide cache.
+        return UmicScorer(self.checkpoint, self.tokenizer, lowercase=self.lowercase,
+                          num_attention_heads=self.num_attention_heads, device=self.device)
+
+    def _regions(self, num_predictions, images, region_features, show_progress):
+        """Region features per caption, and what produced them (for the hashcode)."""
+        if region_features is not None:
+            check_same_length("region_features", region_features, num_predictions)
+            return as_region_feature_list(region_features), "precomputed"
+        if images is None:
+            raise ValueError("UMIC scores captions against images: pass region_features=[...] (BUTD features, one per caption) "
+                             "or images=[...] with an extractor")
+        check_same_length("images", images, num_predictions)
+        extractor = self.extractor or default_extractor()
+        regions = extract_regions(images, extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
+        return regions, extractor.describe()
+
+    def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
+        predictions = validate_predictions(predictions)
+        regions, source = self._regions(len(predictions), images, region_features, show_progress)
+        scorer = self._scorer()
+        scores = scorer.score(predictions, regions, batch_size=batch_size or DEFAULT_BATCH_SIZE, show_progress=show_progress)
+        kinds = ",".join(sorted({region.kind for region in regions}))
+        return {
+            "umic": sum(scores) / len(scores),
+            "scores": scores,
+            "hashcode": hashcode("umic", **scorer.describe(), features=f"{kinds}:{source}"),
+        }
