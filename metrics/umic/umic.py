@@ -7,7 +7,6 @@ from capeval.inputs import hashcode
 from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
-from capeval.scoring.umic import DEFAULT_BATCH_SIZE
 from capeval.scoring.umic import DEFAULT_CHECKPOINT
 from capeval.scoring.umic import DEFAULT_TOKENIZER
 from capeval.scoring.umic import UmicScorer
@@ -47,7 +46,7 @@ Args:
         without region_features; features then come from the ``extractor`` option (an approximation).
     region_features (list, optional): one entry per caption: a BUTD ``.npz`` path or a dict/RegionFeatures
         with ``features`` (N×2048), ``norm_bb`` (N×6) and ``conf`` (N); the format of the released img_dbs.
-    batch_size (int, optional): captions per forward pass (default 128, as released).
+    batch_size (int, optional): captions per forward pass (default 128 on GPU, as released; 16 on CPU, faster there).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
 Constructor options (``evaluate.load(path, ...)``):
@@ -154,7 +153,7 @@ class Umic(CaptionMetric):
         predictions = validate_predictions(predictions)
         regions, source = self._regions(len(predictions), images, region_features, show_progress)
         scorer = self._scorer()
-        scores = scorer.score(predictions, regions, batch_size=batch_size or DEFAULT_BATCH_SIZE, show_progress=show_progress)
+        scores = scorer.score(predictions, regions, batch_size=batch_size, show_progress=show_progress)
         kinds = ",".join(sorted({region.kind for region in regions}))
         return {
             "umic": sum(scores) / len(scores),

@@ -31,8 +31,10 @@ DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
 DEFAULT_TOKENIZER = "bert-base-cased"
 #: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.
 CONF_THRESHOLD, MIN_BOXES, MAX_BOXES = 0.2, 10, 100
-#: The released scorer's batch size.
-DEFAULT_BATCH_SIZE = 128
+#: Captions per forward pass: the released scorer's 128 on GPU; on CPU large batches are slower
+#: (attention matrices fall out of cache), and 16 was fastest in benchmarks/bench_umic.py.
+#: Results do not depend on it beyond ~1e-7.
+GPU_BATCH_SIZE, CPU_BATCH_SIZE = 128, 16
 
 
 def umic_num_boxes(regions: RegionFeatures, *, threshold: float = CONF_THRESHOLD, min_boxes: int = MIN_BOXES,
@@ -111,9 +113,13 @@ class UmicScorer:
                 raise ValueError(f"predictions[{i}] has {len(seq)} tokens; UNITER's position table holds {limit}")
         return ids
 
-    def logits(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int = DEFAULT_BATCH_SIZE,
+    def logits(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
                show_progress: bool | None = None) -> list[float]:
-        """The rank logit per (caption, image) pair, in input order; batches group similar lengths."""
+        """The rank logit per (caption, image) pair, in input order; batches group similar lengths.
+
+        ``batch_size`` defaults to 128 on GPU (as released) and 16 on CPU.
+        """
+        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
         if len(captions) != len(regions):
             raise ValueError(f"got {len(captions)} captions but {len(regions)} region features; they must match")
         img_dim = self.model.uniter.img_dim
@@ -136,7 +142,7 @@ class UmicScorer:
                     logits[i] = value
         return logits
 
-    def score(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int = DEFAULT_BATCH_SIZE,
+    def score(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
               show_progress: bool | None = None) -> list[float]:
         """UMIC in (0, 1) per caption, in input order."""
         return [umic_from_logit(x) for x in self.logits(captions, regions, batch_size=batch_size, show_progress=show_progress)]
