@@ -82,10 +82,10 @@ def _to_rgb(image: Image.Image) -> Image.Image:
     if image.mode.startswith("I;16"):
         # 16-bit grayscale: keep the high byte (a plain convert would clip almost everything to white).
         high = (np.asarray(image, dtype=np.uint16) >> 8).astype(np.uint8)
-        return Image.fromarray(high, mode="L").convert("RGB")
+        return Image.fromarray(high).convert("RGB")
     if image.mode in ("I", "F"):
         clipped = np.clip(np.asarray(image, dtype=np.float64), 0, 255).astype(np.uint8)
-        return Image.fromarray(clipped, mode="L").convert("RGB")
+        return Image.fromarray(clipped).convert("RGB")
     return image.convert("RGB")
 
 

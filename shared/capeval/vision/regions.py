@@ -22,6 +22,8 @@ flat lists, as a ``datasets`` ``Sequence(float32)`` column gives).
 
 from __future__ import annotations
 
+import pickle
+import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -162,6 +164,17 @@ def _first_key(mapping: Mapping[str, Any], keys: Sequence[str]) -> str | None:
     return next((key for key in keys if key in mapping), None)
 
 
+def _flat_to_rows(array: np.ndarray, field: str, *, width: int | None = None, rows: int | None = None) -> np.ndarray:
+    """A flat list column (``datasets`` ``Sequence(float32)``) as a matrix with ``width`` columns or ``rows`` rows."""
+    if array.ndim != 1:
+        return array
+    divisor = width or rows
+    if not divisor or array.size % divisor:
+        raise RegionFeatureError(f"{field} is a flat list of {array.size} values, which does not split into "
+                                 + (f"rows of {width}" if width else f"{rows} rows"))
+    return array.reshape(-1, width) if width else array.reshape(rows, -1)
+
+
 def _from_mapping(fields: Mapping[str, Any], kind: str | None) -> RegionFeatures:
     if "features" not in fields:
         raise RegionFeatureError(f"no 'features' field (found {sorted(fields)})")
@@ -169,16 +182,13 @@ def _from_mapping(fields: Mapping[str, Any], kind: str | None) -> RegionFeatures
     conf = fields.get("conf")
     box_key = _first_key(fields, _BOX_KEYS)
     if "norm_bb" in fields:
-        norm_bb = np.asarray(fields["norm_bb"])
-        if features.ndim == 1:  # a flat Sequence(float32) column: the box count comes from norm_bb
-            features = features.reshape(norm_bb.size // 6, -1) if norm_bb.size >= 6 else features
-        return RegionFeatures.from_butd(features, norm_bb.reshape(-1, 6) if norm_bb.ndim == 1 else norm_bb, conf, kind=kind or "butd")
+        norm_bb = _flat_to_rows(np.asarray(fields["norm_bb"]), "norm_bb", width=6)
+        features = _flat_to_rows(features, "features", rows=len(norm_bb))
+        return RegionFeatures.from_butd(features, norm_bb, conf, kind=kind or "butd")
     width_key, height_key = _first_key(fields, _WIDTH_KEYS), _first_key(fields, _HEIGHT_KEYS)
     if box_key and width_key and height_key:
-        boxes = np.asarray(fields[box_key])
-        boxes = boxes.reshape(-1, 4) if boxes.ndim == 1 else boxes
-        if features.ndim == 1:
-            features = features.reshape(boxes.shape[0], -1) if boxes.shape[0] else features
+        boxes = _flat_to_rows(np.asarray(fields[box_key]), box_key, width=4)
+        features = _flat_to_rows(features, "features", rows=len(boxes))
         return RegionFeatures.from_pixel_boxes(features, boxes, int(np.asarray(fields[width_key])),
                                                int(np.asarray(fields[height_key])), conf, kind=kind or "vilbert")
     raise RegionFeatureError(
@@ -204,8 +214,8 @@ def _load_file(path: Path, allow_pickle: bool) -> Mapping[str, Any]:
                 f"{str(path)!r} holds a pickled dict (the ViLBERT extractor's np.save format); "
                 "pass allow_pickle=True if you trust the file") from error
         raise RegionFeatureError(f"cannot read {str(path)!r} ({error})") from error
-    except OSError as error:
-        raise RegionFeatureError(f"cannot read {str(path)!r} ({error})") from error
+    except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
+        raise RegionFeatureError(f"cannot read {str(path)!r} ({type(error).__name__}: {error})") from error
     raise RegionFeatureError(f"{str(path)!r}: region feature files must be .npz or .npy")
 
 
