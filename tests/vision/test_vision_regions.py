@@ -131,3 +131,11 @@ def test_parquet_nested_and_flat_columns_and_datasets(tmp_path):
         load_feature_table(pa.table({"features": nested["features"], "norm_bb": [[0.0] * 6, [0.0] * 5]}))
     with pytest.raises(RegionFeatureError, match="unsupported feature table"):
         load_feature_table(42)
+
+
+def test_vilbert_inputs_prepend_the_global_region(sample_features):
+    regions = as_region_features(sample_features)
+    features, locations = regions.vilbert_inputs()
+    assert features.shape == (37, 2048) and locations.shape == (37, 5) and features.dtype == locations.dtype == np.float32
+    assert np.allclose(features[0], regions.features.astype(np.float32).mean(axis=0), atol=1e-6)
+    assert locations[0].tolist() == [0, 0, 1, 1, 1] and np.array_equal(locations[1:, :4], regions.norm_bb[:, :4])

@@ -11,7 +11,8 @@ in memory (half the size) and are cast exactly when a model consumes them.
 Location encodings (``region_features.md``):
 
 * UNITER / UMIC: 7-d ``norm_bb + [w·h]`` (:meth:`RegionFeatures.uniter_pos7`);
-* ViLBERT: 5-d ``[x1/W, y1/H, x2/W, y2/H, area/(W·H)]`` (:meth:`RegionFeatures.vilbert_loc5`);
+* ViLBERT: 5-d ``[x1/W, y1/H, x2/W, y2/H, area/(W·H)]`` (:meth:`RegionFeatures.vilbert_loc5`), with
+  the mean-feature global region in front (:meth:`RegionFeatures.vilbert_inputs`);
 * Visual-T5: the 6-d ``norm_bb`` appended to the feature (:meth:`RegionFeatures.visual_t5_input`).
 
 Loaders accept BUTD ``.npz`` files (``features``, ``norm_bb``, ``conf``), ViLBERT-style
@@ -154,6 +155,20 @@ class RegionFeatures:
         x1, y1, x2, y2 = self.boxes.T
         area = (x2 - x1) * (y2 - y1) / (width * height)
         return np.stack([x1 / width, y1 / height, x2 / width, y2 / height, area], axis=1).astype(np.float32)
+
+    def vilbert_inputs(self) -> tuple[np.ndarray, np.ndarray]:
+        """ViLBERT's image input: a global region (the mean feature, location ``[0, 0, 1, 1, 1]``) then
+        every region, as (N+1) × D features and (N+1) × 5 locations (float32).
+
+        >>> regions = RegionFeatures.from_pixel_boxes([[1.0, 2.0], [3.0, 4.0]], [[0, 0, 50, 100], [0, 0, 100, 200]], 100, 200)
+        >>> features, locations = regions.vilbert_inputs()
+        >>> features.tolist(), locations.tolist()
+        ([[2.0, 3.0], [1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5, 0.25], [0.0, 0.0, 1.0, 1.0, 1.0]])
+        """
+        features = self.features.astype(np.float32)
+        glob = features.sum(axis=0, keepdims=True) / np.float32(self.num_boxes)
+        locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
+        return np.concatenate([glob, features], axis=0), locations
 
     def visual_t5_input(self) -> np.ndarray:
         """Visual-T5's per-region input: the feature followed by the 6-d ``norm_bb`` (N × (D+6))."""
