@@ -183,3 +183,24 @@ def test_space_handler_and_app(umic_module, sample_image, sample_features, monke
     # The default Space offline: the checkpoint cannot be fetched, and the handler says so instead of crashing.
     default = app.make_handler(app.evaluate.load(str(Path(app.__file__).parent)))
     assert "umic.pt" in default(None, "two men", str(sample_features))["error"]
+
+
+def test_released_checkpoint_when_available(sample_features):
+    """Runs only with the real umic.pt ($CAPEVAL_UMIC_CHECKPOINT) and bert-base-cased available locally."""
+    import os
+
+    import torch
+
+    from .test_vision_uniter import released_umic_keys
+
+    path = os.environ.get("CAPEVAL_UMIC_CHECKPOINT")
+    if not path or not Path(path).is_file():
+        pytest.skip("set CAPEVAL_UMIC_CHECKPOINT to a downloaded umic.pt (https://archive.org/download/umic_data/umic.pt)")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    assert {k.replace("gamma", "weight").replace("beta", "bias") for k in state} == released_umic_keys(12)
+    try:
+        scorer = UmicScorer(path, device="cpu")
+    except ModelUnavailableError:
+        pytest.skip("bert-base-cased is not in the local HuggingFace cache")
+    scores = scorer.score(["two men riding horses in a dirt arena", "a plate of food on a table"], [as_region_features(sample_features)] * 2)
+    assert all(0 < s < 1 for s in scores) and scores[0] > scores[1]
