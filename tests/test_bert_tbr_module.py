@@ -50,22 +50,10 @@ def test_paper_mode_and_idf_sentences(load_metric, minilm_path):
     assert a["scores"] != b["scores"]
 
 
-@pytest.mark.parametrize(
-    "predictions, references, message",
-    [
-        (["a dog"], [[]], "references\\[0\\] is empty"),
-        # evaluate checks lengths and types before _compute; its messages are clear enough.
-        (["a dog", "a cat"], [["a dog"]], "Mismatch in the number of predictions \\(2\\) and references \\(1\\)"),
-        (None, [["a dog"]], "predictions is None"),
-        (["a dog"], None, "references is None"),
-        ([None], [["a dog"]], "don't match the expected format"),
-        ([3], [["a dog"]], "don't match the expected format"),
-        (["a dog"], [["", " "]], "only empty strings"),
-    ],
-)
-def test_bad_input_raises_a_clear_error(tiny_tbr, predictions, references, message):
-    with pytest.raises(ValueError, match=message):
-        tiny_tbr.compute(predictions=predictions, references=references)
+def test_references_that_are_all_blank_are_rejected(tiny_tbr):
+    # The generic bad-input checks for every module are in test_metric_common.py.
+    with pytest.raises(ValueError, match="only empty strings"):
+        tiny_tbr.compute(predictions=["a dog"], references=[["", " "]])
 
 
 def test_caption_over_512_tokens_is_truncated_with_a_warning(tiny_tbr):
@@ -117,8 +105,9 @@ def test_two_modules_share_one_loaded_model(load_metric, minilm_path):
     first.compute(predictions=["a dog"], references=[["a dog runs"]])
     second.compute(predictions=["a dog"], references=[["a dog runs"]])
     BERTScorer(minilm_path, layer=3).score(["a dog"], [["a dog runs"]])
-    loaded = [key for key in models._CACHE if key[0] == "hf-model" and key[1] == minilm_path]
-    assert len(loaded) == 1  # one MiniLM in memory for both modules and the BERTScore scorer
+    # One MiniLM (without eager attentions; SMURF tests may load an eager one) for both modules and the scorer.
+    loaded = [key for key in models._CACHE if key[:3] == ("hf-model", minilm_path, None)]
+    assert len(loaded) == 1
 
 
 def test_combine_with_a_second_module(load_metric, minilm_path):

@@ -53,3 +53,35 @@ def test_docstring_examples_run_offline(name, monkeypatch):
     python_module = inspect.getmodule(type(module))
     result = doctest.testmod(python_module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 1 and result.failed == 0
+
+
+PREDICTION_ERRORS = [
+    (None, "predictions is None"),
+    ([], "predictions is empty"),
+    ([None], "predictions\\[0\\] is NoneType"),
+    (["a dog", 3], "predictions\\[1\\] is int"),
+]
+REFERENCE_ERRORS = [
+    (None, "references is None"),
+    ([[]], "references\\[0\\] is empty"),
+    ([["a dog"], ["a cat"]], "Mismatch in the number of predictions \\(1\\) and references \\(2\\)"),
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("predictions, message", PREDICTION_ERRORS)
+def test_bad_predictions_raise_a_clear_error(name, predictions, message):
+    module = evaluate.load(str(METRICS_DIR / name))
+    references = None if predictions is None or not module.needs_references else [["a dog"]] * max(len(predictions or []), 1)
+    with pytest.raises(ValueError, match=message):
+        module.compute(predictions=predictions, references=references if predictions is not None else [["a dog"]])
+
+
+@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("references, message", REFERENCE_ERRORS)
+def test_bad_references_raise_a_clear_error(name, references, message):
+    module = evaluate.load(str(METRICS_DIR / name))
+    if not module.needs_references:
+        pytest.skip(f"{name} is reference-free")
+    with pytest.raises(ValueError, match=message):
+        module.compute(predictions=["a dog"], references=references)

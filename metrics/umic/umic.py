@@ -124,13 +124,6 @@ class Umic(CaptionMetric):
             reference_urls=["https://aclanthology.org/2021.acl-short.29", "https://arxiv.org/abs/2106.14019"],
         )
 
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """evaluate's ``compute``; predictions are checked first because, without references, evaluate's own
-        checks fail obscurely on an empty list or a non-string (IndexError, KeyError)."""
-        if predictions is not None:
-            validate_predictions(predictions)
-        return super().compute(predictions=predictions, references=references, **kwargs)
-
     def _scorer(self):
         # The model and tokenizer inside come from capeval's process-wide cache.
         return UmicScorer(self.checkpoint, self.tokenizer, lowercase=self.lowercase,

@@ -13,7 +13,7 @@ import abc
 import datasets
 import evaluate
 
-from .inputs import reject_unknown_options
+from .inputs import reject_unknown_options, validate_predictions
 
 
 def text_features(with_references: bool = True) -> list[datasets.Features]:
@@ -44,11 +44,17 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         super().__init__(**kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """evaluate's ``compute`` with clear errors for a missing input (see the module's kwargs)."""
+        """evaluate's ``compute`` with clear errors for missing or malformed inputs.
+
+        Predictions are checked here, before evaluate's own conversion, which fails obscurely
+        for reference-free modules (IndexError on ``[]``, KeyError on ``[None]``).
+        """
         if predictions is None and references is not None:
             raise ValueError("predictions is None: pass a list of caption strings")
-        if predictions is not None and references is None and self.needs_references:
-            raise ValueError("references is None: pass one reference, or a list of references, per prediction")
+        if predictions is not None:
+            validate_predictions(predictions)
+            if references is None and self.needs_references:
+                raise ValueError("references is None: pass one reference, or a list of references, per prediction")
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     @abc.abstractmethod
