@@ -1,1 +1,1 @@
-"""Adapters around the metrics: Gradio apps, the Trainer ``compute_metrics`` hook."""
+"""Adapters around the metrics: the Gradio app builder shared by the Spaces."""
