@@ -17,9 +17,12 @@ def progress_enabled(show: bool | None = None) -> bool:
 
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", show: bool | None = None) -> Iterable[T]:
-    """Wrap ``iterable`` in a tqdm bar when progress is enabled and there is more than one step."""
+    """Wrap ``iterable`` in a tqdm bar when progress is enabled and there is more than one step.
+
+    The bar appears only once a run has taken over a second, so short calls stay quiet.
+    """
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     if not progress_enabled(show) or (total is not None and total <= 1):
         return iterable
-    return tqdm(iterable, total=total, desc=desc, leave=False)
+    return tqdm(iterable, total=total, desc=desc, leave=False, delay=1.0)
