@@ -85,7 +85,7 @@ Examples:
     ...          "conf": np.linspace(0.9, 0.1, 36)}
     >>> results = umic.compute(predictions=["Two men riding horses.", "a horse"], region_features=[image, image])
     >>> [round(s, 4) for s in results["scores"]]
-    [0.8711, 0.5797]
+    [0.8711, 0.5794]
 
     Without features or images there is nothing to score:
 

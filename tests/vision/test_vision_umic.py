@@ -38,6 +38,11 @@ def test_sample_image_inputs(sample_features):
     stored = np.load(sample_features)
     assert np.array_equal(feat, stored["features"].astype(np.float32))
     assert np.array_equal(pos[:, 6], stored["norm_bb"][:, 4].astype(np.float32) * stored["norm_bb"][:, 5].astype(np.float32))
+    # float32 inputs are quantised to fp16 like the released img_dbs; beyond the fp16 range is an error.
+    feat32, pos32 = umic_image_inputs(RegionFeatures.from_butd(np.float32([[1 / 3] * 2048] * 12), np.full((12, 6), 0.1, np.float32)))
+    assert feat32[0, 0] == np.float32(np.float16(1 / 3)) and pos32[0, 6] == np.float32(np.float16(0.1)) ** 2
+    with pytest.raises(ValueError, match="fp16"):
+        umic_image_inputs(RegionFeatures.from_butd(np.full((12, 2048), 1e6, np.float32), np.zeros((12, 6))))
 
 
 def test_text_is_word_pieced_word_by_word(cased_tokenizer_dir):

@@ -15,6 +15,7 @@ The pieces below follow the released code (``umic.md``):
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..backbones.common import pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
 from ..models import load_hf_tokenizer, resolve_device
 from ..progress import progress
-from ..vision.regions import RegionFeatures
+from ..vision.regions import RegionFeatureError, RegionFeatures
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
 DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
@@ -53,9 +54,18 @@ def umic_num_boxes(regions: RegionFeatures, *, threshold: float = CONF_THRESHOLD
 
 
 def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
-    """The region features (nbb × D, float32) and 7-d positions (nbb × 7) UMIC feeds UNITER."""
-    nbb = umic_num_boxes(regions)
-    return regions.features[:nbb].astype(np.float32), regions.uniter_pos7()[:nbb]
+    """The region features (nbb × D, float32) and 7-d positions (nbb × 7) UMIC feeds UNITER.
+
+    Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py``
+    stores float32 inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged.
+    """
+    taken = regions.first(umic_num_boxes(regions))
+    try:
+        with np.errstate(over="ignore"):
+            stored = replace(taken, features=taken.features.astype(np.float16), norm_bb=taken.norm_bb.astype(np.float16))
+    except RegionFeatureError as error:
+        raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 ({error})") from error
+    return stored.features.astype(np.float32), stored.uniter_pos7()
 
 
 def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
