@@ -81,3 +81,11 @@ def test_clear_cache_empties_it(tiny_bert_path):
     assert models.cache_size() > 0
     models.clear_cache()
     assert models.cache_size() == 0
+
+
+def test_models_load_in_fp32_whatever_the_checkpoint_stores(tmp_path):
+    from tiny_models import save_tiny_bert
+
+    folder = save_tiny_bert(tmp_path / "half")
+    AutoModel.from_pretrained(folder).half().save_pretrained(folder)
+    assert next(load_hf_model(str(folder)).parameters()).dtype == torch.float32

@@ -74,14 +74,18 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
 
 
 def load_hf_model(name_or_path: str, *, attn_implementation: str | None = None, device: str | torch.device | None = None):
-    """A HuggingFace ``AutoModel`` in eval mode on ``device``, cached process-wide."""
+    """A HuggingFace ``AutoModel`` in fp32 and eval mode on ``device``, cached process-wide."""
     from transformers import AutoModel
 
     target = resolve_device(device)
     key = ("hf-model", str(name_or_path), attn_implementation, str(target))
 
     def build():
-        kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+        # fp32 whatever the checkpoint stores (transformers 5 otherwise keeps the stored dtype): the metrics'
+        # published numbers were computed in fp32.
+        kwargs = {"dtype": torch.float32}
+        if attn_implementation:
+            kwargs["attn_implementation"] = attn_implementation
         model = load_pretrained(AutoModel, name_or_path, what="model", **kwargs)
         return model.to(target).eval()
 
