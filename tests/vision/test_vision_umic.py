@@ -70,6 +70,22 @@ def test_real_cased_vocabulary_matches_the_shipped_txt_db():
     assert ids == [101, 170, 1590, 2807, 1120, 170, 1952, 1114, 170, 10851, 102]  # txt_db/capeval1k key "0"
 
 
+def test_captions_give_the_ids_stored_in_the_benchmark_txt_dbs():
+    """Raw Composite captions (original case, punctuation attached, double spaces, hyphens, multi-piece
+    words) against UMIC's stored input_ids, with the part of bert-base-cased they use (see the fixture's provenance)."""
+    import json
+
+    from transformers import BertTokenizer
+
+    fixture = json.loads((Path(__file__).parent / "umic_txt_db_sample.json").read_text())
+    tokenizer = BertTokenizer(vocab=fixture["vocab"], do_lower_case=False, model_max_length=512)
+    captions = [row["caption"] for row in fixture["rows"]]
+    stored = [[101, *row["input_ids"], 102] for row in fixture["rows"]]
+    assert caption_token_ids(captions, tokenizer) == stored
+    cased = caption_token_ids(captions, tokenizer, lowercase=False)
+    assert sum(ids == want for ids, want in zip(cased, stored)) < len(stored) / 2, "the stored text was lower-cased"
+
+
 def test_sigmoid_in_float64():
     assert umic_from_logit(0.0) == 0.5 and umic_from_logit(1.5) == 1 / (1 + np.exp(-1.5)) and umic_from_logit(-800.0) == 0.0
 
