@@ -62,7 +62,7 @@ def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
     taken = regions.first(umic_num_boxes(regions))
     try:
         with np.errstate(over="ignore"):
-            stored = replace(taken, features=taken.features.astype(np.float16), norm_bb=taken.norm_bb.astype(np.float16))
+            stored = replace(taken, features=taken.features.astype(np.float16, copy=False), norm_bb=taken.norm_bb.astype(np.float16))
     except RegionFeatureError as error:
         raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 ({error})") from error
     return stored.features.astype(np.float32), stored.uniter_pos7()
