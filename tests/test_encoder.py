@@ -1,5 +1,7 @@
 """TextEncoder and the model cache, through the same from_pretrained path users take."""
 
+import math
+
 import pytest
 import torch
 from transformers import AutoModel
@@ -89,3 +91,11 @@ def test_models_load_in_fp32_whatever_the_checkpoint_stores(tmp_path):
     folder = save_tiny_bert(tmp_path / "half")
     AutoModel.from_pretrained(folder).half().save_pretrained(folder)
     assert next(load_hf_model(str(folder)).parameters()).dtype == torch.float32
+
+
+def test_idf_weights_from_a_corpus(tiny_bert_path):
+    encoder = get_text_encoder(tiny_bert_path)
+    idf = encoder.idf_weights(["a dog", "a cat", "two cats"])
+    (dog,) = encoder.tokenize(["dog"])
+    assert idf[dog[1]] == pytest.approx(math.log(4 / 2))  # "dog" in 1 of 3 documents
+    assert idf[encoder.tokenizer.cls_token_id] == 0.0

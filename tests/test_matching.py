@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from capeval.scoring.bertscore import match_one_candidate, padding_floors
-from capeval.scoring.matching import idf_weights, normalize_rows, segment_max, segment_sum, token_weights
+from capeval.scoring.matching import normalize_rows, segment_max, segment_sum, token_weights
+from capeval.text.idf import idf_weights
 
 NO_FLOOR = np.array([-np.inf])
 

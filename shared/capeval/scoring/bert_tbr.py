@@ -31,7 +31,8 @@ from ..inputs import hashcode
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
-from .matching import idf_weights, normalize_rows, segment_max
+from ..text.idf import idf_weights
+from .matching import normalize_rows, segment_max
 
 MODES = ("code", "paper")
 #: β per model from the paper; other models need an explicit β.
@@ -234,10 +235,10 @@ class BertTbrScorer:
         (one per occurrence), or ``idf_sentences`` when passed."""
         encoded = self.encode([*candidates, *(r for refs in references for r in refs)], batch_size=batch_size, show_progress=show_progress)
         if idf_sentences is None:
-            documents = [encoded[s].ids for refs, cand in zip(references, candidates) for s in (*refs, cand)]
+            # Reuse the ids already tokenized: every reference and candidate, one document per occurrence.
+            idf = idf_weights(encoded[s].ids for refs, cand in zip(references, candidates) for s in (*refs, cand))
         else:
-            documents = self.encoder.tokenize(idf_sentences)
-        idf = idf_weights(documents)
+            idf = self.encoder.idf_weights(idf_sentences)
         return [
             bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
             for candidate, refs in progress(list(zip(candidates, references)), desc="BERT-TBR", show=show_progress)

@@ -23,7 +23,7 @@ import numpy as np
 from ..inputs import hashcode
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
-from .matching import idf_weights, normalize_rows, segment_max, segment_sum, token_weights
+from .matching import normalize_rows, segment_max, segment_sum, token_weights
 
 
 def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
@@ -106,7 +106,7 @@ class BERTScorer:
         encoded = dict(zip(sentences, self.encoder.encode(sentences, batch_size=batch_size, show_progress=show_progress)))
         idf = None
         if self.idf:
-            idf = idf_weights(self.encoder.tokenize(idf_sentences if idf_sentences is not None else [r for refs in references for r in refs]))
+            idf = self.encoder.idf_weights(idf_sentences if idf_sentences is not None else [r for refs in references for r in refs])
         prepared = {
             sentence: (normalize_rows(seq.hidden).numpy(), token_weights(seq.ids, seq.special, idf).numpy())
             for sentence, seq in encoded.items()

@@ -16,6 +16,7 @@ import torch
 
 from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
 from ..progress import progress
+from .idf import IdfWeights, idf_weights
 
 # Where each architecture keeps its stack of transformer layers.
 _LAYER_PATHS = (("encoder", "layer"), ("transformer", "layer"), ("encoder", "layers"), ("layers",))
@@ -186,6 +187,10 @@ class TextEncoder:
         encoded = self.forward_ids(self.tokenize(unique), batch_size=batch_size, show_progress=show_progress)
         by_sentence = dict(zip(unique, encoded))
         return [by_sentence[s] for s in sentences]
+
+    def idf_weights(self, sentences: Sequence[str]) -> IdfWeights:
+        """IDF of every token id over ``sentences`` as documents (each tokenized with special tokens)."""
+        return idf_weights(self.tokenize(sentences))
 
     def describe(self) -> str:
         return f"{self.name_or_path}_L{self.layer}"
