@@ -192,9 +192,6 @@ class TextEncoder:
         """IDF of every token id over ``sentences`` as documents (each tokenized with special tokens)."""
         return idf_weights(self.tokenize(sentences))
 
-    def describe(self) -> str:
-        return f"{self.name_or_path}_L{self.layer}"
-
 
 def get_text_encoder(
     name_or_path: str,

@@ -112,12 +112,6 @@ class FeatureCache:
         os.replace(partial, path)
 
 
-def default_cache_dir() -> Path:
-    from ..hub import cache_root
-
-    return cache_root() / "region_features"
-
-
 def extract_regions(images: Sequence[Any], extractor: RegionExtractor, *, cache_dir: str | os.PathLike | None = None,
                     max_side: int | None = DEFAULT_MAX_SIDE, show_progress: bool | None = None) -> list[RegionFeatures]:
     """Regions for each image (paths, bytes, PIL images, ``datasets.Image`` values …), in order.
