@@ -7,6 +7,7 @@ from capeval.inputs import normalize_references
 from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
 from capeval.metric_base import text_features
+from capeval.scoring.bert_tbr import MODES as SCORER_MODES
 from capeval.scoring.bert_tbr import BertTbrScorer
 from capeval.scoring.bert_tbr import unigram_score
 from capeval.text.stopwords import stopwords
@@ -71,7 +72,8 @@ Examples:
     [0.5]
 """
 
-MODES = ("code", "paper", "unigram")
+# The scorer's modes plus the model-free unigram variant, which this module computes itself.
+MODES = (*SCORER_MODES, "unigram")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
