@@ -29,20 +29,17 @@ def read_state_dict(source: str | os.PathLike, *, what: str) -> dict[str, torch.
     return {key.replace("gamma", "weight").replace("beta", "bias"): value for key, value in state.items()}
 
 
-def load_checked(model: torch.nn.Module, state: dict[str, torch.Tensor], *, what: str, ignore_prefixes: Sequence[str] = ()) -> None:
-    """Load ``state`` into ``model``, raising on any missing key or shape mismatch.
-
-    Keys under ``ignore_prefixes`` (heads of other tasks in the same file) may be absent from the model.
-    """
+def load_checked(model: torch.nn.Module, state: dict[str, torch.Tensor], *, what: str) -> None:
+    """Load ``state`` into ``model``, raising on any missing, unexpected or wrongly shaped key."""
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
-    unexpected = sorted(k for k in set(state) - set(expected) if not k.startswith(tuple(ignore_prefixes)))
+    unexpected = sorted(set(state) - set(expected))
     mismatched = sorted(k for k in set(state) & set(expected) if state[k].shape != expected[k].shape)
     if missing or unexpected or mismatched:
         details = "; ".join(f"{label}: {keys[:8]}{' …' if len(keys) > 8 else ''}"
                             for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", mismatched)) if keys)
         raise ModelUnavailableError(f"The {what} does not match the expected layout ({details})")
-    model.load_state_dict({k: v for k, v in state.items() if k in expected})
+    model.load_state_dict(state)
 
 
 def pad_rows(arrays: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
