@@ -23,7 +23,9 @@ from capeval.benchmarks import prepare
 from capeval.scoring.ngram import bleu
 from capeval.scoring.ngram import cider_d
 from capeval.scoring.ngram import rouge_l
+from capeval.scoring.smurf import sparcs_scores
 from capeval.text.ptb import tokenize_corpus
+from capeval.text.tokenize import smurf_preprocess
 
 
 def timed(label: str, times: dict, function, *args):
@@ -42,13 +44,6 @@ def capeval_run(candidates, references, times):
 
 
 def sparcs_run(candidates, references, times):
-    try:
-        from capeval.scoring.smurf import sparcs_scores
-        from capeval.text.tokenize import smurf_preprocess
-    except ImportError as error:
-        print(f"SPARCS not available ({error}); timing BLEU/ROUGE-L/CIDEr-D only")
-        return None
-
     def run():
         return sparcs_scores([smurf_preprocess(c) for c in candidates],
                              [[smurf_preprocess(r) for r in refs] for refs in references])
@@ -90,7 +85,7 @@ def main() -> None:
 
     ours, peer = {}, {}
     our_scores = capeval_run(candidates, references, ours)
-    sparcs = sparcs_run(candidates, references, ours)
+    sparcs_run(candidates, references, ours)
     peer_scores = pycocoevalcap_run(candidates, references, peer)
 
     for name in ("bleu", "rouge_l", "cider_d"):
@@ -99,8 +94,7 @@ def main() -> None:
     print(f"\n| step | capeval (s) | pycocoevalcap (s) |\n|---|---|---|")
     for (ours_label, ours_time), (_, peer_time) in zip(list(ours.items())[:4], peer.items()):
         print(f"| {ours_label.replace(' (Python)', '')} | {ours_time:.2f} | {peer_time:.2f} |")
-    if sparcs is not None:
-        print(f"| SPARCS | {ours['SPARCS']:.2f} | — |")
+    print(f"| SPARCS | {ours['SPARCS']:.2f} | — |")
     shared = sum(t for label, t in ours.items() if label != "SPARCS")
     total = sum(ours.values())
     print(f"\ncapeval total ({', '.join(ours)}): {total:.1f} s (target < 60 s)")
