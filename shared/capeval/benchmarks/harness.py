@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 import capeval
+from capeval.benchmarks.hub import image_paths
 from capeval.benchmarks.rowsets import PROTOCOLS
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import CorrelationRows
@@ -128,15 +129,6 @@ class BenchmarkResult:
                 "hashcode": self.hashcode, "settings": self.settings, "rows": [asdict(r) for r in self.rows]}
 
 
-def image_paths(items: Items, images_dir) -> list[str]:
-    folder = Path(images_dir)
-    paths = [folder / f for f in items.image_files]
-    missing = sorted({p.name for p in paths if not p.is_file()})
-    if missing:
-        raise FileNotFoundError(f"{len(missing)} judged image(s) missing from {folder}, e.g. {missing[:3]}")
-    return [str(p) for p in paths]
-
-
 def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
     """The benchmark on the usable items only (rows of other items dropped)."""
     new_index = np.full(len(bench.items), -1)
@@ -198,7 +190,7 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
         if verbose:
             print(f"SKIPPED {bench.title}: {result.skipped}")
         return result
-    images = image_paths(bench.items, images_dir) if images_dir is not None else None
+    images = image_paths(bench.items.image_files, images_dir) if images_dir is not None else None
     scores, result.hashcode = scoring.score(bench.items.candidates, bench.items.references, images)
     result.scores, result.prepared = scores, bench
     for rows in bench.correlations:

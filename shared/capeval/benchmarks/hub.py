@@ -60,13 +60,18 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
     return datasets.load_dataset(benchmark_source(name, source), split="test")
 
 
+def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:
+    """``image_dir/<file>`` for each image file name; ``FileNotFoundError`` naming the missing ones."""
+    folder = Path(image_dir)
+    missing = sorted({f for f in image_files if not (folder / f).is_file()})
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} image(s) missing from {folder}, e.g. {missing[:3]}")
+    return [str(folder / f) for f in image_files]
+
+
 def attach_images(dataset, image_dir: str | os.PathLike):
     """Fill the optional ``image`` column from ``image_dir/<image_file>`` (raises if an image is missing)."""
     import datasets
 
-    image_dir = Path(image_dir)
-    missing = sorted({f for f in dataset["image_file"] if not (image_dir / f).is_file()})
-    if missing:
-        raise FileNotFoundError(f"{len(missing)} image(s) missing from {image_dir}, e.g. {missing[:3]}")
-    paths = [str(image_dir / f) for f in dataset["image_file"]]
+    paths = image_paths(dataset["image_file"], image_dir)
     return dataset.remove_columns("image").add_column("image", paths).cast_column("image", datasets.Image())
