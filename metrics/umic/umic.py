@@ -99,6 +99,7 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Umic(CaptionMetric):
     needs_references = False
+    needs_images = True
 
     def __init__(self, checkpoint=DEFAULT_CHECKPOINT, tokenizer=DEFAULT_TOKENIZER, lowercase=True, num_attention_heads=None,
                  extractor=None, feature_cache_dir=None, device=None, **kwargs):

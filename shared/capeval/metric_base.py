@@ -38,6 +38,9 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     #: Whether ``compute`` needs references (False for reference-free metrics).
     needs_references = True
+    #: Whether scoring needs the images (or their region features); the benchmark harness skips such a
+    #: metric with a message when no image folder is given.
+    needs_images = False
 
     def __init__(self, **kwargs):
         reject_unknown_options(type(self).__name__, kwargs)

@@ -83,3 +83,13 @@ def test_outputs_markdown_csv_json_and_plots(tmp_path):
     assert (tmp_path / "results.csv").read_text().count("\n") == 1 + 6 + 5
     table = markdown_table(results)
     assert "### THumB 1.0 (MSCOCO)" in table and "| words |" in table and "skipped" in table
+
+
+def test_image_metric_module_is_skipped_without_images(repo_root):
+    import evaluate
+
+    from capeval.benchmarks.harness import run_benchmark
+
+    umic = evaluate.load(str(repo_root / "metrics" / "umic"))
+    result = run_benchmark(umic, "capeval1k", num_samples=0)
+    assert result.skipped and "image" in result.skipped
