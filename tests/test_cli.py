@@ -35,3 +35,8 @@ def test_bad_inputs(tmp_path):
         main(["score", "--input", str(source)])
     with pytest.raises(SystemExit, match="no offline metric module named \\['nope'\\]"):
         main(["score", "--metrics", "nope"])
+
+
+def test_missing_checkpoint_is_reported_without_a_traceback(capsys):
+    assert main(["benchmark", "--metric", "bert_tbr", "--dataset", "flickr8k_expert", "--samples", "0", "--no-plots"]) == 2
+    assert "capeval benchmark: The tokenizer 'bert-base-uncased' is not available locally" in capsys.readouterr().err

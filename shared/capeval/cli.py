@@ -137,8 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .models import ModelUnavailableError
+
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except ModelUnavailableError as error:
+        # A checkpoint that cannot be had is a user-facing condition, not a crash: say what to do.
+        print(f"capeval {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
