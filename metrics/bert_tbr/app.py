@@ -1,18 +1,18 @@
 """Space app for BERT-TBR: `python app.py` (the metric loads from this folder, so it works offline too)."""
 
-import os
 from pathlib import Path
 
 import evaluate
 
 from capeval.integrations.gradio_app import build_text_demo
+from capeval.integrations.gradio_app import options_from_environment
 
-# The paper's model by default; point CAPEVAL_BERT_TBR_MODEL (plus _LAYER/_BETA) at another checkpoint.
-OPTIONS = {"model_name": os.environ.get("CAPEVAL_BERT_TBR_MODEL", "bert-base-uncased")}
-if "CAPEVAL_BERT_TBR_LAYER" in os.environ:
-    OPTIONS["layer"] = int(os.environ["CAPEVAL_BERT_TBR_LAYER"])
-if "CAPEVAL_BERT_TBR_BETA" in os.environ:
-    OPTIONS["beta"] = float(os.environ["CAPEVAL_BERT_TBR_BETA"])
+# The paper's model by default; CAPEVAL_BERT_TBR_MODEL (plus _LAYER/_BETA) point at another checkpoint.
+OPTIONS = {"model_name": "bert-base-uncased", **options_from_environment({
+    "CAPEVAL_BERT_TBR_MODEL": ("model_name", str),
+    "CAPEVAL_BERT_TBR_LAYER": ("layer", int),
+    "CAPEVAL_BERT_TBR_BETA": ("beta", float),
+})}
 
 metric = evaluate.load(str(Path(__file__).parent), **OPTIONS)
 demo = build_text_demo(

@@ -6,6 +6,7 @@ from pathlib import Path
 import evaluate
 
 from capeval.integrations.gradio_app import build_text_demo
+from capeval.integrations.gradio_app import options_from_environment
 
 DESCRIPTION = (
     "SMURF (Feinglass & Yang, ACL 2021): SPARCS (semantic, against the references), SPURTS (style) and MIMA "
@@ -17,14 +18,11 @@ DESCRIPTION = (
 def metric_options(environ=os.environ) -> dict:
     """Constructor options from the environment: CAPEVAL_SMURF_SPURTS_MODEL, CAPEVAL_SMURF_MIMA_MODEL
     (checkpoints other than the paper's) and CAPEVAL_SMURF_COMPONENTS (e.g. "sparcs")."""
-    options = {}
-    if environ.get("CAPEVAL_SMURF_SPURTS_MODEL"):
-        options["spurts_model"] = environ["CAPEVAL_SMURF_SPURTS_MODEL"]
-    if environ.get("CAPEVAL_SMURF_MIMA_MODEL"):
-        options["mima_model"] = environ["CAPEVAL_SMURF_MIMA_MODEL"]
-    if environ.get("CAPEVAL_SMURF_COMPONENTS"):
-        options["components"] = environ["CAPEVAL_SMURF_COMPONENTS"].split(",")
-    return options
+    return options_from_environment({
+        "CAPEVAL_SMURF_SPURTS_MODEL": ("spurts_model", str),
+        "CAPEVAL_SMURF_MIMA_MODEL": ("mima_model", str),
+        "CAPEVAL_SMURF_COMPONENTS": ("components", lambda value: value.split(",")),
+    }, environ)
 
 
 def build_demo(metric=None):

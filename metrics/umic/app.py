@@ -5,6 +5,8 @@ from pathlib import Path
 
 import evaluate
 
+from capeval.integrations.gradio_app import options_from_environment
+
 DESCRIPTION = (
     "UMIC (Lee et al., ACL 2021): a reference-free caption score in (0, 1) from a contrastively fine-tuned UNITER. "
     "Upload the image's bottom-up-attention features (a BUTD `.npz` with `features`, `norm_bb`, `conf`, as in the "
@@ -15,14 +17,11 @@ DESCRIPTION = (
 def metric_options(environ=os.environ) -> dict:
     """Constructor options from the environment: CAPEVAL_UMIC_CHECKPOINT (path or URL of umic.pt),
     CAPEVAL_UMIC_TOKENIZER and CAPEVAL_UMIC_FEATURE_CACHE."""
-    options = {}
-    if environ.get("CAPEVAL_UMIC_CHECKPOINT"):
-        options["checkpoint"] = environ["CAPEVAL_UMIC_CHECKPOINT"]
-    if environ.get("CAPEVAL_UMIC_TOKENIZER"):
-        options["tokenizer"] = environ["CAPEVAL_UMIC_TOKENIZER"]
-    if environ.get("CAPEVAL_UMIC_FEATURE_CACHE"):
-        options["feature_cache_dir"] = environ["CAPEVAL_UMIC_FEATURE_CACHE"]
-    return options
+    return options_from_environment({
+        "CAPEVAL_UMIC_CHECKPOINT": ("checkpoint", str),
+        "CAPEVAL_UMIC_TOKENIZER": ("tokenizer", str),
+        "CAPEVAL_UMIC_FEATURE_CACHE": ("feature_cache_dir", str),
+    }, environ)
 
 
 def make_handler(metric):

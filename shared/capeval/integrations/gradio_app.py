@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import os
+from typing import Any, Callable, Mapping
 
 
 def parse_references(text: str) -> list[str]:
@@ -12,6 +13,17 @@ def parse_references(text: str) -> list[str]:
     ['a dog runs', 'two dogs play']
     """
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def options_from_environment(variables: Mapping[str, tuple[str, Callable[[str], Any]]], environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric constructor options from environment variables, so a Space can point at other checkpoints.
+
+    ``variables`` maps a variable name to (option name, converter); unset or empty variables are skipped.
+
+    >>> options_from_environment({"X_LAYER": ("layer", int), "X_MODEL": ("model_name", str)}, {"X_LAYER": "6"})
+    {'layer': 6}
+    """
+    return {option: convert(environ[name]) for name, (option, convert) in variables.items() if environ.get(name)}
 
 
 def make_text_handler(metric: Any) -> Callable[[str, str], dict]:
