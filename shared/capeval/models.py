@@ -8,12 +8,15 @@ process that use the same checkpoint share one copy in memory.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
 from typing import Any, Callable, Hashable
 
 import torch
+
+from .settings import offline
 
 _CACHE: dict[Hashable, Any] = {}
 _LOCK = threading.RLock()
@@ -52,10 +55,9 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
 def _unavailable_message(name_or_path: str, what: str) -> str:
     if Path(name_or_path).expanduser().exists():
         return f"Could not load the {what} from the local path {name_or_path!r}: the folder exists but is not a valid checkpoint."
-    offline = os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
     return (
         f"The {what} {name_or_path!r} is not available locally"
-        + (" and HF_HUB_OFFLINE=1 forbids downloading it" if offline else " and could not be downloaded")
+        + (" and offline mode (CAPEVAL_OFFLINE/HF_HUB_OFFLINE) forbids downloading it" if offline() else " and could not be downloaded")
         + ". Make it available by (a) running once with network access so it lands in the HuggingFace cache "
         f"(`hf download {name_or_path}`), or (b) copying the checkpoint folder to this machine and passing "
         "its path as the model name."
@@ -67,6 +69,9 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
 
     ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
     """
+    if offline():
+        # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
+        kwargs.setdefault("local_files_only", True)
     try:
         return loader.from_pretrained(name_or_path, **kwargs)
     except (OSError, ValueError) as error:
@@ -108,3 +113,33 @@ def load_hf_tokenizer(name_or_path: str, *, model_max_length: int | None = None,
         return tokenizer
 
     return cached(key, build)
+
+
+_FINGERPRINTS: dict[tuple, str] = {}
+
+
+def model_id(name_or_path: str | os.PathLike) -> str:
+    """How a model is named in hashcodes and provenance, the same on every machine.
+
+    A hub id or URL is its own name. A local file or folder is named by its last path part plus a short
+    hash of its content (a folder: its config, tokenizer and weight files), never by an absolute path,
+    so two machines holding the same checkpoint agree.
+
+    >>> model_id("bert-base-uncased")
+    'bert-base-uncased'
+    """
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    if not path.exists():
+        return text
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+    key = tuple((str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    if key not in _FINGERPRINTS:
+        digest = hashlib.sha256()
+        for file in files:
+            digest.update(str(file.relative_to(path) if file != path else file.name).encode())
+            with open(file, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        _FINGERPRINTS[key] = digest.hexdigest()[:10]
+    return f"{path.resolve().name}@{_FINGERPRINTS[key]}"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Iterable, TypeVar
 
 from tqdm.auto import tqdm
+
+from .settings import progress_default
 
 T = TypeVar("T")
 
@@ -13,7 +14,7 @@ T = TypeVar("T")
 def progress_enabled(show: bool | None = None) -> bool:
     if show is not None:
         return show
-    return os.environ.get("CAPEVAL_PROGRESS", "1") not in {"0", "false", "False", ""}
+    return progress_default()
 
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", show: bool | None = None) -> Iterable[T]:

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from capeval import hub
+from capeval import checkpoints
 from capeval.backbones.common import pad_ids, pad_rows
 from capeval.backbones.uniter import (
     UniterForCaptionScoring,
@@ -93,7 +93,7 @@ def test_urls_resolve_to_the_cache_and_never_download_offline(tmp_path, monkeypa
     monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     url = "https://archive.org/download/umic_data/umic.pt"
-    target = hub.cached_path_for(url)
+    target = checkpoints.cached_path_for(url)
     assert target.is_relative_to(tmp_path) and target.name == "umic.pt"
     with pytest.raises(ModelUnavailableError, match=rf"offline mode .*Download {url} yourself .* place it at {target}"):
         load_uniter_scorer(url, device="cpu")

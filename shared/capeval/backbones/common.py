@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ..hub import resolve_checkpoint
+from ..checkpoints import resolve_checkpoint
 from ..models import ModelUnavailableError
 
 

@@ -17,14 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from .models import ModelUnavailableError
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CAPEVAL_CACHE", Path.home() / ".cache" / "capeval")).expanduser()
-
-
-def _offline() -> bool:
-    return any(os.environ.get(var) == "1" for var in ("CAPEVAL_OFFLINE", "HF_HUB_OFFLINE"))
+from .settings import cache_dir, offline
 
 
 def is_url(source: str | os.PathLike) -> bool:
@@ -38,7 +31,7 @@ def cached_path_for(url: str) -> Path:
     'umic.pt'
     """
     name = Path(urllib.parse.urlparse(url).path).name or "download"
-    return cache_root() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
+    return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
 def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", timeout: float = 60.0) -> Path:
@@ -53,8 +46,8 @@ def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", t
     if target.is_file():
         return target
     advice = f"Download {url} yourself and pass its local path, or place it at {target}."
-    if _offline():
-        raise ModelUnavailableError(f"The {what} is not cached and offline mode (HF_HUB_OFFLINE/CAPEVAL_OFFLINE) forbids downloading it. {advice}")
+    if offline():
+        raise ModelUnavailableError(f"The {what} is not cached and offline mode (CAPEVAL_OFFLINE/HF_HUB_OFFLINE) forbids downloading it. {advice}")
     target.parent.mkdir(parents=True, exist_ok=True)
     # Download to a temporary file in the same folder, then rename: an interrupted download never looks complete.
     handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")

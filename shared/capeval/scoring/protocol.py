@@ -1,0 +1,114 @@
+"""The one protocol every capeval scorer follows.
+
+A scorer holds its options (validated when it is built) and its models (loaded on the first
+``score`` call, from capeval's process-wide cache). It answers two questions:
+
+* ``score(predictions, references=None, *, images=None, region_features=None, batch_size=None,
+  show_progress=None)`` — one list per output column, one value per caption, in input order,
+  returned as :class:`Scores` (a ``dict[str, list[float]]`` that also carries the corpus values);
+* ``provenance()`` — what produced the scores: the metric, its models (by id, never by an absolute
+  local path), options and the library versions.
+
+Inputs reach ``score`` already validated (:func:`capeval.inputs.check_inputs`): predictions are a
+non-empty list of strings, references one non-empty list of strings per prediction (or ``None`` for a
+scorer that needs none), ``images``/``region_features`` ``None`` or one entry per prediction, and
+``batch_size`` ``None`` or a positive int.
+
+The evaluate modules in ``metrics/``, the command line, the Spaces and the benchmark harness all go
+through this protocol, so a metric is one scorer class here plus a thin module that declares it.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Mapping, Sequence
+
+import capeval
+
+
+class Scores(dict):
+    """Per-caption columns (``name -> [value per caption]``) with the corpus values beside them.
+
+    ``corpus`` holds the corpus-level values; a column without one gets its mean. Scorers whose
+    corpus value is not a mean (BLEU from summed counts, METEOR's aggregate) pass it explicitly.
+    ``details`` holds per-caption values that are not numbers (QACE's questions and answers), and
+    ``inputs`` what the call's inputs were (e.g. which region features), for the hashcode.
+
+    >>> s = Scores({"f1": [0.5, 1.0]}, corpus={"bleu": 0.3})
+    >>> s["f1"], s.corpus
+    ([0.5, 1.0], {'bleu': 0.3, 'f1': 0.75})
+    """
+
+    def __init__(self, columns: Mapping[str, Sequence[float]], *, corpus: Mapping[str, float] | None = None,
+                 details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None):
+        super().__init__({name: [float(v) for v in values] for name, values in columns.items()})
+        lengths = {len(values) for values in self.values()} | {len(values) for values in (details or {}).values()}
+        if len(lengths) > 1:
+            raise ValueError(f"score columns have different lengths {sorted(lengths)}")
+        self.corpus = dict(corpus or {})
+        for name, values in self.items():
+            if name not in self.corpus and values:
+                self.corpus[name] = sum(values) / len(values)
+        self.details = {name: list(values) for name, values in (details or {}).items()}
+        self.inputs = dict(inputs or {})
+
+
+def library_versions() -> dict[str, str]:
+    """capeval's version and those of the libraries that shape model outputs."""
+    import numpy
+    import torch
+    import transformers
+
+    return {"capeval": capeval.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
+            "numpy": numpy.__version__}
+
+
+class CaptionScorer(abc.ABC):
+    """Base class of every capeval scorer (see the module docstring for the protocol).
+
+    Subclasses set the class attributes below, validate their options in ``__init__`` (so a bad option
+    fails when the metric is loaded, not when it first scores), load models lazily, and implement
+    :meth:`score` and :meth:`options`.
+    """
+
+    #: Result key of the corpus value in the evaluate module's output (e.g. ``"bleu"``, ``"rouge_l"``).
+    name: ClassVar[str]
+    #: Name used in the hashcode (e.g. ``"cider_d"``); defaults to :attr:`name`.
+    hash_name: ClassVar[str | None] = None
+    #: The column whose per-caption values are the metric's score (``scores`` in the module's output).
+    primary: ClassVar[str | None]
+    #: Whether ``score`` needs references, and whether it needs images or region features.
+    needs_references: bool = True
+    needs_images: bool = False
+    #: Whether one caption's score depends on the other captions of the call (IDF from the corpus).
+    corpus_dependent: ClassVar[bool] = False
+    higher_is_better: ClassVar[bool] = True
+    #: The closed range of the primary column, ``None`` for an unbounded end.
+    value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
+
+    @abc.abstractmethod
+    def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
+              region_features: list | None = None, batch_size: int | None = None, show_progress: bool | None = None) -> Scores:
+        """One list per output column, one value per caption (inputs already validated)."""
+
+    @abc.abstractmethod
+    def options(self) -> dict[str, Any]:
+        """The options that shape the scores, models named by :func:`capeval.models.model_id`."""
+
+    def provenance(self) -> dict[str, Any]:
+        """The metric, its options and models, and the library versions that produced the scores."""
+        return {"metric": self.hash_name or self.name, **self.options(), "versions": library_versions()}
+
+    def hashcode(self, scores: Scores | None = None) -> str:
+        """A bert_score-style string: metric, options (and the call's inputs), capeval version.
+
+        >>> class Demo(CaptionScorer):
+        ...     name, primary = "demo", "demo"
+        ...     def score(self, predictions, references=None, **inputs): ...
+        ...     def options(self): return {"layer": 8}
+        >>> Demo().hashcode(Scores({"demo": [1.0]}, inputs={"features": "butd"}))
+        'demo(layer=8,features=butd)_capeval=0.1.0'
+        """
+        parts = {**self.options(), **(scores.inputs if scores is not None else {})}
+        body = ",".join(f"{key}={value}" for key, value in parts.items())
+        return f"{self.hash_name or self.name}({body})_capeval={capeval.__version__}"

@@ -1,0 +1,34 @@
+"""capeval's settings, read from the environment in one place.
+
+- ``CAPEVAL_CACHE``: where URL checkpoints and extracted region features are cached
+  (default ``~/.cache/capeval``).
+- Offline mode: ``CAPEVAL_OFFLINE=1``, or HuggingFace's own ``HF_HUB_OFFLINE=1`` /
+  ``TRANSFORMERS_OFFLINE=1``; then nothing is downloaded and a missing checkpoint raises
+  :class:`capeval.models.ModelUnavailableError` saying how to provide it.
+- ``CAPEVAL_PROGRESS=0``: no progress bars (on by default for runs longer than a second).
+
+Each is read when asked for, so a change of the environment takes effect on the next call.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OFFLINE_VARIABLES = ("CAPEVAL_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def cache_dir() -> Path:
+    """The root of capeval's own on-disk cache."""
+    return Path(os.environ.get("CAPEVAL_CACHE") or Path.home() / ".cache" / "capeval").expanduser()
+
+
+def offline() -> bool:
+    """Whether downloads are forbidden (any of :data:`OFFLINE_VARIABLES` set to 1/true/yes/on)."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in OFFLINE_VARIABLES)
+
+
+def progress_default() -> bool:
+    """Whether progress bars show when a call does not say (``CAPEVAL_PROGRESS``, default on)."""
+    return os.environ.get("CAPEVAL_PROGRESS", "1").strip().lower() not in {"0", "false", "no", "off", ""}
