@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from capeval.scoring.smurf import SmurfScorer, sparcs_scores  # noqa: E402
-from capeval.scoring.smurf_report import load_golden  # noqa: E402
+from capeval.reports.smurf import load_golden  # noqa: E402
 from capeval.text.stopwords import stopword_list  # noqa: E402
 from capeval.text.tokenize import smurf_preprocess  # noqa: E402
 

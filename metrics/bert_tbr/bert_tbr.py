@@ -2,15 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import hashcode
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.bert_tbr import MODES as SCORER_MODES
 from capeval.scoring.bert_tbr import BertTbrScorer
-from capeval.scoring.bert_tbr import unigram_score
-from capeval.text.stopwords import stopwords
 
 _CITATION = """\
 @inproceedings{yi-etal-2020-improving,
@@ -72,48 +65,17 @@ Examples:
     [0.5]
 """
 
-# The scorer's modes plus the model-free unigram variant, which this module computes itself.
-MODES = (*SCORER_MODES, "unigram")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BertTbr(CaptionMetric):
-    def __init__(self, model_name="bert-base-uncased", layer=None, beta=None, mode="code", idf_sentences=None, device=None, **kwargs):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.model_name = str(model_name)
-        self.layer = layer
-        self.beta = beta
-        self.mode = mode
-        self.idf_sentences = idf_sentences
-        self.device = device
-        super().__init__(**kwargs)
+    scorer_class = BertTbrScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(),
             homepage="https://aclanthology.org/2020.acl-main.93",
             codebase_urls=["https://github.com/ck0123/improved-bertscore-for-image-captioning-evaluation"],
             reference_urls=["https://aclanthology.org/2020.acl-main.93"],
         )
-
-    def _scorer(self):
-        # The encoder inside comes from capeval's process-wide model cache.
-        return BertTbrScorer(self.model_name, layer=self.layer, beta=self.beta, mode=self.mode, device=self.device)
-
-    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        references = normalize_references(references, len(predictions), allow_empty_strings=False)
-        if self.mode == "unigram":
-            stop_words = stopwords("bert_tbr")
-            scores = [unigram_score(p, refs, stop_words) for p, refs in zip(predictions, references)]
-            code = hashcode("bert_tbr", mode="unigram")
-        else:
-            scorer = self._scorer()
-            scores = scorer.score(predictions, references, idf_sentences=self.idf_sentences,
-                                  batch_size=batch_size or 64, show_progress=show_progress)
-            code = scorer.hashcode(idf="corpus" if self.idf_sentences is None else f"given:{len(self.idf_sentences)}")
-        return {"bert_tbr": sum(scores) / len(scores), "scores": scores, "hashcode": code}

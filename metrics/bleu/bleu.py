@@ -2,12 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import hashcode
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.ngram import bleu
-from capeval.text.ptb import check_tokenizer
-from capeval.text.ptb import coco_inputs
+from capeval.scoring.coco import BleuScorer
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -54,30 +50,14 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bleu(CaptionMetric):
-    def __init__(self, order=4, tokenizer="ptb", **kwargs):
-        if order not in (1, 2, 3, 4):
-            raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
-        self.order = order
-        self.tokenizer = check_tokenizer(tokenizer)
-        super().__init__(**kwargs)
+    scorer_class = BleuScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(),
             homepage="https://aclanthology.org/P02-1040",
             codebase_urls=["https://github.com/salaniz/pycocoevalcap"],
             reference_urls=["https://aclanthology.org/P02-1040", "https://arxiv.org/abs/1504.00325"],
         )
-
-    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        candidates, refs = coco_inputs(predictions, references, self.tokenizer)
-        corpus, per_caption = bleu(candidates, refs, n=4)
-        return {
-            "bleu": corpus[self.order - 1],
-            **{f"bleu_{k + 1}": corpus[k] for k in range(4)},
-            "scores": per_caption[self.order - 1],
-            "hashcode": hashcode("bleu", order=self.order, tokenizer=self.tokenizer),
-        }

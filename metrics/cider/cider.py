@@ -2,12 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import hashcode
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.ngram import cider_d
-from capeval.text.ptb import check_tokenizer
-from capeval.text.ptb import coco_inputs
+from capeval.scoring.coco import CiderScorer
 
 _CITATION = """\
 @inproceedings{vedantam2015cider,
@@ -55,25 +51,14 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Cider(CaptionMetric):
-    def __init__(self, tokenizer="ptb", sigma=6.0, **kwargs):
-        if not sigma > 0:
-            raise ValueError(f"sigma must be positive, got {sigma!r}")
-        self.tokenizer = check_tokenizer(tokenizer)
-        self.sigma = float(sigma)
-        super().__init__(**kwargs)
+    scorer_class = CiderScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(),
             homepage="https://arxiv.org/abs/1411.5726",
             codebase_urls=["https://github.com/salaniz/pycocoevalcap", "https://github.com/vrama91/cider"],
             reference_urls=["https://arxiv.org/abs/1411.5726", "https://arxiv.org/abs/1504.00325"],
         )
-
-    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        scores = cider_d(*coco_inputs(predictions, references, self.tokenizer), sigma=self.sigma)
-        return {"cider": sum(scores) / len(scores), "scores": scores,
-                "hashcode": hashcode("cider_d", sigma=self.sigma, tokenizer=self.tokenizer)}

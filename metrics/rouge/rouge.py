@@ -2,12 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import hashcode
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.ngram import rouge_l
-from capeval.text.ptb import check_tokenizer
-from capeval.text.ptb import coco_inputs
+from capeval.scoring.coco import RougeScorer
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -52,22 +48,14 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Rouge(CaptionMetric):
-    def __init__(self, tokenizer="ptb", **kwargs):
-        self.tokenizer = check_tokenizer(tokenizer)
-        super().__init__(**kwargs)
+    scorer_class = RougeScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(),
             homepage="https://aclanthology.org/W04-1013",
             codebase_urls=["https://github.com/salaniz/pycocoevalcap"],
             reference_urls=["https://aclanthology.org/W04-1013", "https://arxiv.org/abs/1504.00325"],
         )
-
-    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        scores = rouge_l(*coco_inputs(predictions, references, self.tokenizer))
-        return {"rouge_l": sum(scores) / len(scores), "scores": scores,
-                "hashcode": hashcode("rouge_l", tokenizer=self.tokenizer)}

@@ -2,15 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import normalize_references
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.smurf import COMPONENTS
-from capeval.scoring.smurf import DEFAULT_MIMA_MODEL
-from capeval.scoring.smurf import DEFAULT_SPURTS_MODEL
 from capeval.scoring.smurf import SmurfScorer
-from capeval.text.tokenize import smurf_preprocess
 
 _CITATION = """\
 @inproceedings{feinglass-yang-2021-smurf,
@@ -86,41 +79,14 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Smurf(CaptionMetric):
-    def __init__(self, components=COMPONENTS, fusion="code", preprocess=True, spurts_model=DEFAULT_SPURTS_MODEL,
-                 mima_model=DEFAULT_MIMA_MODEL, device=None, **kwargs):
-        components = [components] if isinstance(components, str) else list(components)
-        # Validates the components and the fusion; the models load on the first compute().
-        self.scorer = SmurfScorer(components, spurts_model=spurts_model, mima_model=mima_model, fusion=fusion, device=device)
-        self.preprocess = bool(preprocess)
-        self.needs_references = "sparcs" in self.scorer.components
-        super().__init__(**kwargs)
+    scorer_class = SmurfScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(with_references=self.needs_references),
             homepage="https://aclanthology.org/2021.acl-long.175",
             codebase_urls=["https://github.com/JoshuaFeinglass/SMURF"],
             reference_urls=["https://aclanthology.org/2021.acl-long.175", "https://arxiv.org/abs/2106.01444"],
         )
-
-    def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        if self.needs_references:
-            references = normalize_references(references, len(predictions))
-        else:
-            references = None
-        if self.preprocess:
-            predictions = [smurf_preprocess(p) for p in predictions]
-            references = None if references is None else [[smurf_preprocess(r) for r in refs] for refs in references]
-        out = self.scorer.score(predictions, references, batch_size=batch_size or 64, show_progress=show_progress)
-        result = {}
-        if "smurf" in out:
-            smurf = out.pop("smurf")
-            result.update(smurf=sum(smurf) / len(smurf), scores=smurf)
-        result.update(out)
-        result["means"] = {name: sum(values) / len(values) for name, values in out.items()}
-        result["hashcode"] = self.scorer.hashcode(preprocess=self.preprocess)
-        return result

@@ -2,18 +2,8 @@
 
 import evaluate
 
-from capeval.inputs import check_same_length
-from capeval.inputs import hashcode
-from capeval.inputs import validate_predictions
 from capeval.metric_base import CaptionMetric
-from capeval.metric_base import text_features
-from capeval.scoring.umic import DEFAULT_CHECKPOINT
-from capeval.scoring.umic import DEFAULT_TOKENIZER
 from capeval.scoring.umic import UmicScorer
-from capeval.vision.extractors import RegionExtractor
-from capeval.vision.extractors import default_extractor
-from capeval.vision.extractors import extract_regions
-from capeval.vision.regions import as_region_feature_list
 
 _CITATION = """\
 @inproceedings{lee-etal-2021-umic,
@@ -98,59 +88,14 @@ Examples:
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Umic(CaptionMetric):
-    needs_references = False
-    needs_images = True
-
-    def __init__(self, checkpoint=DEFAULT_CHECKPOINT, tokenizer=DEFAULT_TOKENIZER, lowercase=True, num_attention_heads=None,
-                 extractor=None, feature_cache_dir=None, device=None, **kwargs):
-        if extractor is not None and not isinstance(extractor, RegionExtractor):
-            raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
-        self.checkpoint = str(checkpoint)
-        self.tokenizer = str(tokenizer)
-        self.lowercase = bool(lowercase)
-        self.num_attention_heads = num_attention_heads
-        self.extractor = extractor
-        self.feature_cache_dir = feature_cache_dir
-        self.device = device
-        super().__init__(**kwargs)
+    scorer_class = UmicScorer
 
     def _info(self):
-        return evaluate.MetricInfo(
+        return self.module_info(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=text_features(with_references=False),
             homepage="https://aclanthology.org/2021.acl-short.29",
             codebase_urls=["https://github.com/hwanheelee1993/UMIC"],
             reference_urls=["https://aclanthology.org/2021.acl-short.29", "https://arxiv.org/abs/2106.14019"],
         )
-
-    def _scorer(self):
-        # The model and tokenizer inside come from capeval's process-wide cache.
-        return UmicScorer(self.checkpoint, self.tokenizer, lowercase=self.lowercase,
-                          num_attention_heads=self.num_attention_heads, device=self.device)
-
-    def _regions(self, num_predictions, images, region_features, show_progress):
-        """Region features per caption, and what produced them (for the hashcode)."""
-        if region_features is not None:
-            check_same_length("region_features", region_features, num_predictions)
-            return as_region_feature_list(region_features), "precomputed"
-        if images is None:
-            raise ValueError("UMIC scores captions against images: pass region_features=[...] (BUTD features, one per caption) "
-                             "or images=[...] with an extractor")
-        check_same_length("images", images, num_predictions)
-        extractor = self.extractor or default_extractor()
-        regions = extract_regions(images, extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-        return regions, extractor.describe()
-
-    def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
-        predictions = validate_predictions(predictions)
-        regions, source = self._regions(len(predictions), images, region_features, show_progress)
-        scorer = self._scorer()
-        scores = scorer.score(predictions, regions, batch_size=batch_size, show_progress=show_progress)
-        kinds = ",".join(sorted({region.kind for region in regions}))
-        return {
-            "umic": sum(scores) / len(scores),
-            "scores": scores,
-            "hashcode": hashcode("umic", **scorer.describe(), features=f"{kinds}:{source}"),
-        }

@@ -47,7 +47,7 @@ def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", t
         return target
     advice = f"Download {url} yourself and pass its local path, or place it at {target}."
     if offline():
-        raise ModelUnavailableError(f"The {what} is not cached and offline mode (CAPEVAL_OFFLINE/HF_HUB_OFFLINE) forbids downloading it. {advice}")
+        raise ModelUnavailableError(f"The {what} is not cached and offline mode (HF_HUB_OFFLINE=1 or CAPEVAL_OFFLINE=1) forbids downloading it. {advice}")
     target.parent.mkdir(parents=True, exist_ok=True)
     # Download to a temporary file in the same folder, then rename: an interrupted download never looks complete.
     handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")

@@ -1,15 +1,14 @@
 """Input validation shared by every metric adapter: clear errors, never NaN.
 
-Metric modules take the same explicit optional keyword arguments in ``_compute``
+Every metric module takes the same explicit optional keyword arguments in ``_compute``
 (:data:`COMMON_COMPUTE_KWARGS`) so ``evaluate.combine`` can forward one set of
 arguments to every module; model choice and other options go to the constructor.
+:func:`check_inputs` is the one place a call's inputs are validated.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
-
-import capeval
 
 # Every metric's `_compute(self, predictions, references, ...)` accepts exactly these optional kwargs.
 COMMON_COMPUTE_KWARGS = ("images", "region_features", "batch_size", "show_progress")
@@ -62,23 +61,29 @@ def check_same_length(name: str, values: Sequence | None, num_predictions: int) 
         raise ValueError(f"got {num_predictions} predictions but {len(values)} {name}; they must match")
 
 
-def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:
-    """``evaluate.EvaluationModule`` silently drops unknown constructor kwargs; catch typos instead."""
-    import inspect
-
-    import evaluate
-
-    accepted = set(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise TypeError(f"{metric}: unknown option(s) {unknown}")
+def check_batch_size(batch_size: Any) -> int | None:
+    """``None`` (the scorer's default) or a positive int; anything else raises ``ValueError``."""
+    if batch_size is None:
+        return None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
+    return batch_size
 
 
-def hashcode(metric: str, **parts: Any) -> str:
-    """A bert_score-style string recording what produced a score.
+def check_inputs(scorer: Any, predictions: Any, references: Any = None, *, images: Any = None,
+                 region_features: Any = None, batch_size: Any = None) -> dict[str, Any]:
+    """The one validation of a call: the inputs as ``scorer.score`` takes them.
 
-    >>> hashcode("bert_tbr", model="bert-base-uncased", layer=8, mode="code")
-    'bert_tbr(model=bert-base-uncased,layer=8,mode=code)_capeval=0.1.0'
+    Predictions become a list of strings; references one list of strings per prediction when the
+    scorer needs them (``None`` otherwise); images and region features one per prediction.
     """
-    body = ",".join(f"{key}={value}" for key, value in parts.items())
-    return f"{metric}({body})_capeval={capeval.__version__}"
+    predictions = validate_predictions(predictions)
+    if scorer.needs_references:
+        references = normalize_references(references, len(predictions),
+                                          allow_empty_strings=scorer.blank_references_allowed)
+    else:
+        references = None
+    check_same_length("images", images, len(predictions))
+    check_same_length("region_features", region_features, len(predictions))
+    return {"predictions": predictions, "references": references, "images": images, "region_features": region_features,
+            "batch_size": check_batch_size(batch_size)}

@@ -1,19 +1,33 @@
-"""The base class of capeval's ``evaluate`` modules.
+"""The base class of capeval's ``evaluate`` modules: a module only declares its scorer and metadata.
 
-It does what every adapter would otherwise repeat: it rejects misspelt constructor
-options (evaluate silently drops unknown ones), turns a missing ``predictions`` or
-``references`` into a clear ``ValueError`` before evaluate's own conversion, and
-provides the standard feature sets (multi-reference first, single-reference second).
+A module sets ``scorer_class`` (a :class:`~capeval.scoring.protocol.CaptionScorer`) and implements
+``_info`` with :meth:`CaptionMetric.module_info`; everything else happens here, once for every module:
+
+* constructor options are the scorer's keyword arguments: an unknown one raises ``TypeError`` listing
+  the valid ones (``evaluate`` itself silently drops them), a bad value fails at ``evaluate.load``;
+* ``compute`` checks the call (missing or malformed inputs, a constructor option passed to
+  ``compute``) before evaluate's own conversion, which fails obscurely;
+* ``_compute`` takes the same explicit keyword arguments in every module (so ``evaluate.combine``
+  works), validates once, calls the scorer and shapes its columns into evaluate's result dict.
+
+Options stay on the constructor rather than on ``compute`` because ``evaluate.combine`` forwards one
+set of ``compute`` arguments to every module: per-metric options there would collide.
 """
 
 from __future__ import annotations
 
 import abc
+import inspect
+from typing import Any, ClassVar
 
 import datasets
 import evaluate
 
-from .inputs import reject_unknown_options, validate_predictions
+from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, validate_predictions
+from .scoring.protocol import CaptionScorer, Scores
+
+#: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
+EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
 
 
 def text_features(with_references: bool = True) -> list[datasets.Features]:
@@ -28,30 +42,89 @@ def text_features(with_references: bool = True) -> list[datasets.Features]:
     ]
 
 
-class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
-    """Subclass this (not ``evaluate.Metric``) in a capeval module; set attributes, then call
-    ``super().__init__(**kwargs)`` with the options evaluate itself understands.
+def scorer_options(scorer_class: type[CaptionScorer]) -> list[str]:
+    """The keyword arguments ``scorer_class`` takes: a module's constructor options."""
+    parameters = inspect.signature(scorer_class.__init__).parameters.values()
+    return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-    It is abstract so that ``evaluate.load``, which takes the first concrete
+
+def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
+    """evaluate's result dict from a scorer's columns.
+
+    The primary column gives the corpus value under the scorer's ``name`` and the per-caption list
+    ``scores``; every other column keeps its name (a list), corpus values that are not columns (BLEU-1..4)
+    are added as floats, ``means`` holds the corpus values of the other columns, per-caption details
+    (QACE's questions) keep their names, and ``hashcode`` says what produced the scores.
+    """
+    primary = scorer.primary if scorer.primary in scores else None
+    result: dict[str, Any] = {}
+    if primary is not None:
+        result[scorer.name] = scores.corpus[primary]
+        result["scores"] = scores[primary]
+    others = [name for name in scores if name != primary]
+    result.update({name: scores[name] for name in scores if name != scorer.name})
+    result.update({name: value for name, value in scores.corpus.items() if name not in scores and name != scorer.name})
+    if others:
+        result["means"] = {name: scores.corpus[name] for name in others}
+    result.update(scores.details)
+    result["hashcode"] = scorer.hashcode(scores)
+    return result
+
+
+class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
+    """Subclass this (not ``evaluate.Metric``): set ``scorer_class`` and implement ``_info`` with
+    :meth:`module_info`.
+
+    It is abstract (``_info``) so that ``evaluate.load``, which takes the first concrete
     ``EvaluationModule`` subclass in a module's namespace, picks the module's own class.
     """
 
-    #: Whether ``compute`` needs references (False for reference-free metrics).
-    needs_references = True
-    #: Whether scoring needs the images (or their region features); the benchmark harness skips such a
-    #: metric with a message when no image folder is given.
-    needs_images = False
+    #: The scorer this module exposes; its keyword arguments are the module's constructor options.
+    scorer_class: ClassVar[type[CaptionScorer]]
 
-    def __init__(self, **kwargs):
-        reject_unknown_options(type(self).__name__, kwargs)
-        super().__init__(**kwargs)
+    def __init__(self, **options):
+        valid = scorer_options(self.scorer_class)
+        unknown = sorted(set(options) - set(valid) - EVALUATE_OPTIONS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown option(s) {unknown}; valid options: {valid} "
+                            f"(and evaluate's own: {sorted(EVALUATE_OPTIONS)})")
+        self.scorer = self.scorer_class(**{k: v for k, v in options.items() if k in valid})
+        super().__init__(**{k: v for k, v in options.items() if k in EVALUATE_OPTIONS})
+
+    @property
+    def needs_references(self) -> bool:
+        return self.scorer.needs_references
+
+    @property
+    def needs_images(self) -> bool:
+        return self.scorer.needs_images
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.scorer.higher_is_better
+
+    @property
+    def value_range(self) -> tuple[float | None, float | None]:
+        return self.scorer.value_range
+
+    def provenance(self) -> dict[str, Any]:
+        """The scorer's provenance: metric, models by id, options and library versions."""
+        return self.scorer.provenance()
+
+    def module_info(self, **metadata: Any) -> evaluate.MetricInfo:
+        """``MetricInfo`` with the features this scorer takes (no references for reference-free scoring)."""
+        return evaluate.MetricInfo(features=text_features(with_references=self.needs_references), **metadata)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """evaluate's ``compute`` with clear errors for missing or malformed inputs.
-
-        Predictions are checked here, before evaluate's own conversion, which fails obscurely
-        for reference-free modules (IndexError on ``[]``, KeyError on ``[None]``).
-        """
+        """evaluate's ``compute`` with clear errors for missing or malformed inputs and misplaced options."""
+        misplaced = sorted(set(kwargs) - set(COMMON_COMPUTE_KWARGS))
+        if misplaced:
+            options = [k for k in misplaced if k in scorer_options(self.scorer_class)]
+            if options:
+                raise TypeError(f"{options} {'is a constructor option' if len(options) == 1 else 'are constructor options'}: "
+                                f"pass {'it' if len(options) == 1 else 'them'} to evaluate.load(path, {options[0]}=...)")
+            raise TypeError(f"compute() got unexpected argument(s) {misplaced}; it takes predictions, references and "
+                            f"{list(COMMON_COMPUTE_KWARGS)}")
         if predictions is None and references is not None:
             raise ValueError("predictions is None: pass a list of caption strings")
         if predictions is not None:
@@ -60,6 +133,12 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
                 raise ValueError("references is None: pass one reference, or a list of references, per prediction")
         return super().compute(predictions=predictions, references=references, **kwargs)
 
+    def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
+        """Validate once, score, shape: every capeval module takes exactly these keyword arguments."""
+        inputs = check_inputs(self.scorer, predictions, references, images=images, region_features=region_features,
+                              batch_size=batch_size)
+        return shape_result(self.scorer, self.scorer.score(**inputs, show_progress=show_progress))
+
     @abc.abstractmethod
-    def _compute(self, predictions, references, images=None, region_features=None, batch_size=None, show_progress=None):
-        """Score validated inputs; every capeval module takes exactly these keyword arguments."""
+    def _info(self) -> evaluate.MetricInfo:
+        """The module's metadata: ``return self.module_info(description=..., citation=..., ...)``."""

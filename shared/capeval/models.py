@@ -57,7 +57,7 @@ def _unavailable_message(name_or_path: str, what: str) -> str:
         return f"Could not load the {what} from the local path {name_or_path!r}: the folder exists but is not a valid checkpoint."
     return (
         f"The {what} {name_or_path!r} is not available locally"
-        + (" and offline mode (CAPEVAL_OFFLINE/HF_HUB_OFFLINE) forbids downloading it" if offline() else " and could not be downloaded")
+        + (" and offline mode (HF_HUB_OFFLINE=1 or CAPEVAL_OFFLINE=1) forbids downloading it" if offline() else " and could not be downloaded")
         + ". Make it available by (a) running once with network access so it lands in the HuggingFace cache "
         f"(`hf download {name_or_path}`), or (b) copying the checkpoint folder to this machine and passing "
         "its path as the model name."

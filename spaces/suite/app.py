@@ -1,21 +1,20 @@
 """Suite Space: one caption, its references, and every capeval metric that runs without downloads, side by side.
 
-Run from a capeval checkout: `python spaces/suite/app.py`. The metric modules load from the checkout's
-metrics/ folder (`capeval.cli.metrics_dir()`), so it works offline.
+Run it with capeval installed: `python spaces/suite/app.py`. The metrics come from capeval's registry
+(`capeval.registry.offline_runs()`), whose modules ship inside the package, so it works offline.
 """
 
-import evaluate
 import gradio as gr
 
-from capeval.cli import metrics_dir
-from capeval.cli import offline_runs
 from capeval.integrations.gradio_app import parse_references
+from capeval.registry import load
+from capeval.registry import offline_runs
 
 
 def load_metrics():
-    """(label, loaded module, result key, note) for every offline metric, loaded once."""
-    folder = metrics_dir()
-    return [(run.label, evaluate.load(str(folder / run.module), **run.options), run.key, run.note) for run in offline_runs()]
+    """(label, loaded module, result key, note) for every offline configuration available here, loaded once."""
+    return [(run.label, load(run.metric, **options), run.key, run.note)
+            for run in offline_runs() if (options := run.resolved_options()) is not None]
 
 
 def make_handler(metrics):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from capeval.scoring.smurf import SmurfScorer, fuse, sparcs, sparcs_scores, system_grammar_penalties
-from capeval.scoring.smurf_report import load_golden
+from capeval.reports.smurf import load_golden
 from capeval.text.tokenize import smurf_preprocess, word_tokenize
 
 
@@ -78,7 +78,7 @@ def test_spurts_and_mima_match_golden_with_real_weights(golden):
     """Needs distilroberta-base and distilbert-base-uncased; agreement expected to about 1e-5 in fp32."""
     spurts_model = _real_model("CAPEVAL_SMURF_SPURTS_MODEL", "distilroberta-base")
     mima_model = _real_model("CAPEVAL_SMURF_MIMA_MODEL", "distilbert-base-uncased")
-    scorer = SmurfScorer(spurts_model=spurts_model, mima_model=mima_model)
+    scorer = SmurfScorer(spurts_model=spurts_model, mima_model=mima_model, preprocess=False)
     out = scorer.score(golden.candidate_pp.tolist(), golden.references_pp.tolist())
     assert np.abs(np.array(out["spurts"]) - golden.SPURTS.to_numpy()).max() <= 1e-5
     assert np.abs(np.array(out["mima"]) - golden.MIMA.to_numpy()).max() <= 1e-5

@@ -18,7 +18,7 @@ from capeval.scoring.smurf import (
     standardize,
     typicality,
 )
-from capeval.scoring.smurf_report import (
+from capeval.reports.smurf import (
     confidence_ellipse,
     convex_intersection_area,
     load_golden,

@@ -23,7 +23,7 @@ def distilbert(tiny_distilbert_path):
 
 @pytest.fixture(scope="module")
 def scorer(tiny_roberta_path, tiny_distilbert_path):
-    return SmurfScorer(["spurts", "mima"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
+    return SmurfScorer(["spurts", "mima"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu", preprocess=False)
 
 
 def test_spurts_ids_replace_stop_words_in_place_and_drop_punctuation(roberta):

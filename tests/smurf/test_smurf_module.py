@@ -114,7 +114,7 @@ def test_report_command_writes_the_png(tmp_path, capsys):
 def test_report_from_a_scores_file(tmp_path):
     import json
 
-    from capeval.scoring.smurf_report import load_golden, main
+    from capeval.reports.smurf import load_golden, main
 
     golden = load_golden().iloc[:3000]
     scores = tmp_path / "scores.json"

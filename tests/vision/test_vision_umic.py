@@ -14,6 +14,12 @@ from capeval.vision.regions import RegionFeatures, as_region_features
 from .conftest import tiny_cased_vocab
 from .test_vision_extractors import MeanColourExtractor
 
+
+def umic_scores(scorer, captions, regions, **options):
+    """UMIC per caption through the scorer protocol (captions first, region features by keyword)."""
+    return scorer.score(captions, region_features=regions, **options)["umic"]
+
+
 CAPTIONS = ["Two men riding horses on the ground.", "a horse in a field", "a calf", "two men", "", "the arena"]
 
 
@@ -98,26 +104,26 @@ def scorer(tiny_umic):
 def test_pipeline_on_the_real_sample_is_deterministic_and_order_free(scorer, sample_features):
     regions = as_region_features(sample_features)
     others = [regions.first(k) for k in (10, 36, 20, 12, 36, 15)]
-    scores = scorer.score(CAPTIONS, others)
+    scores = umic_scores(scorer, CAPTIONS, others)
     assert len(scores) == len(CAPTIONS) and all(0 < s < 1 for s in scores)
     assert len(set(scores)) == len(scores), "random weights still tell captions and images apart"
-    assert scorer.score(CAPTIONS, others) == scores, "deterministic"
+    assert umic_scores(scorer, CAPTIONS, others) == scores, "deterministic"
     order = [3, 0, 5, 1, 4, 2]
-    permuted = scorer.score([CAPTIONS[i] for i in order], [others[i] for i in order], batch_size=4)
+    permuted = umic_scores(scorer, [CAPTIONS[i] for i in order], [others[i] for i in order], batch_size=4)
     assert np.allclose(permuted, [scores[i] for i in order], atol=1e-6, rtol=0)
-    one_by_one = [scorer.score([c], [r])[0] for c, r in zip(CAPTIONS, others)]
+    one_by_one = [umic_scores(scorer, [c], [r])[0] for c, r in zip(CAPTIONS, others)]
     assert np.allclose(one_by_one, scores, atol=1e-6, rtol=0)
 
 
 def test_scorer_input_errors(scorer, sample_features):
     regions = as_region_features(sample_features)
     with pytest.raises(ValueError, match="2 captions but 1 region features"):
-        scorer.score(["a", "b"], [regions])
+        umic_scores(scorer, ["a", "b"], [regions])
     narrow = RegionFeatures.from_butd(np.zeros((12, 1024)), np.zeros((12, 6)))
     with pytest.raises(ValueError, match=r"region_features\[1\] has 1024-d features; this UNITER takes 2048-d"):
-        scorer.score(["a", "b"], [regions, narrow])
+        umic_scores(scorer, ["a", "b"], [regions, narrow])
     with pytest.raises(ValueError, match=r"predictions\[0\] has 102 tokens; UNITER's position table holds 64"):
-        scorer.score([" ".join(["horse"] * 100)], [regions])
+        umic_scores(scorer, [" ".join(["horse"] * 100)], [regions])
 
 
 def test_tokenizer_larger_than_the_model_vocabulary_is_refused(tiny_umic, tmp_path):
@@ -126,7 +132,7 @@ def test_tokenizer_larger_than_the_model_vocabulary_is_refused(tiny_umic, tmp_pa
     vocab = {**tiny_cased_vocab(), **{f"extra{i}": len(tiny_cased_vocab()) + i for i in range(5)}}
     BertTokenizer(vocab=vocab, do_lower_case=False, model_max_length=512).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="bert-base-cased"):
-        UmicScorer(**{**tiny_umic, "tokenizer": str(tmp_path)})
+        UmicScorer(**{**tiny_umic, "tokenizer": str(tmp_path)}).tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -137,10 +143,10 @@ def umic_module(tiny_umic, load_metric):
 def test_module_scores_features_and_records_them(umic_module, scorer, sample_features):
     regions = [str(sample_features), np.load(sample_features), as_region_features(sample_features)]
     result = umic_module.compute(predictions=CAPTIONS[:3], region_features=regions)
-    assert result["scores"] == scorer.score(CAPTIONS[:3], [as_region_features(sample_features)] * 3)
+    assert result["scores"] == umic_scores(scorer, CAPTIONS[:3], [as_region_features(sample_features)] * 3)
     assert result["umic"] == pytest.approx(sum(result["scores"]) / 3)
     assert "lowercase=True" in result["hashcode"] and "features=butd:precomputed" in result["hashcode"]
-    assert umic_module._scorer().model is scorer.model, "one cached model per process"
+    assert umic_module.scorer.model is scorer.model, "one cached model per process"
     # Features win over images, so evaluate.combine can pass images meant for other metrics.
     assert umic_module.compute(predictions=CAPTIONS[:1], images=[b"ignored"], region_features=regions[:1])["scores"] == result["scores"][:1]
 
@@ -223,5 +229,5 @@ def test_released_checkpoint_when_available(sample_features):
         scorer = UmicScorer(path, device="cpu")
     except ModelUnavailableError:
         pytest.skip("bert-base-cased is not in the local HuggingFace cache")
-    scores = scorer.score(["two men riding horses in a dirt arena", "a plate of food on a table"], [as_region_features(sample_features)] * 2)
+    scores = umic_scores(scorer, ["two men riding horses in a dirt arena", "a plate of food on a table"], [as_region_features(sample_features)] * 2)
     assert all(0 < s < 1 for s in scores) and scores[0] > scores[1]

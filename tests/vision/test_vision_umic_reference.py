@@ -16,6 +16,12 @@ from capeval.scoring.umic import UmicScorer
 from capeval.vision.regions import RegionFeatures, as_region_features
 
 
+def umic_scores(scorer, captions, regions, **options):
+    """UMIC per caption through the scorer protocol (captions first, region features by keyword)."""
+    return scorer.score(captions, region_features=regions, **options)["umic"]
+
+
+
 def randomised_layer_norms(checkpoint: str, path) -> str:
     """The tiny checkpoint with non-trivial LayerNorm scales and shifts, so their use is tested too."""
     state = torch.load(checkpoint, weights_only=True)
@@ -113,4 +119,4 @@ def test_scores_match_the_released_inference_path(tiny_umic, tmp_path, sample_fe
     for batch_size in (1, 3, 4):
         logits = scorer.logits(captions, regions, batch_size=batch_size)
         assert np.allclose(logits, expected, atol=1e-5, rtol=0)
-    assert scorer.score(captions, regions) == [1 / (1 + math.exp(-x)) for x in logits]
+    assert umic_scores(scorer, captions, regions) == [1 / (1 + math.exp(-x)) for x in logits]

@@ -11,10 +11,10 @@ from capeval.benchmarks.harness import markdown_table
 from capeval.benchmarks.harness import run_benchmark
 from capeval.benchmarks.harness import run_benchmarks
 from capeval.benchmarks.harness import write_outputs
-from capeval.benchmarks.hub import BENCHMARKS
 from capeval.benchmarks.hub import attach_images
 from capeval.benchmarks.hub import hub_dir
 from capeval.benchmarks.hub import load_benchmark
+from capeval.benchmarks.rowsets import BENCHMARKS
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import prepare
 from capeval.benchmarks.stats import kendall

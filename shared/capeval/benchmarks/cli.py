@@ -57,18 +57,16 @@ def metric_label(name: str, options: dict) -> str:
 
 
 def load_metric(spec: str, options: dict):
-    """An evaluate module from a folder or .py path, or by name from the repository's ``metrics/`` folder."""
+    """An evaluate module from a folder or .py path, or by capeval metric name (:mod:`capeval.registry`)."""
     import evaluate
 
-    path = Path(spec)
-    if not path.exists():
-        from capeval.cli import metrics_dir
+    from capeval.registry import METRICS, load
 
-        path = metrics_dir() / spec
-        if not path.is_dir():
-            known = sorted(p.name for p in metrics_dir().iterdir() if (p / f"{p.name}.py").exists())
-            raise SystemExit(f"no metric {spec!r}: give a module path or one of {known}")
-    return evaluate.load(str(path), **options)
+    if Path(spec).exists():
+        return evaluate.load(spec, **options)
+    if spec not in METRICS:
+        raise SystemExit(f"no metric {spec!r}: give a module path or one of {sorted(METRICS)}")
+    return load(spec, **options)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,25 +74,26 @@ def run(args: argparse.Namespace) -> int:
     from capeval.benchmarks.harness import markdown_table
     from capeval.benchmarks.harness import run_benchmarks
     from capeval.benchmarks.harness import write_outputs
-    from capeval.benchmarks.rowsets import PROTOCOLS
+    from capeval.benchmarks.rowsets import BENCHMARKS
 
-    datasets = list(PROTOCOLS) if "all" in args.dataset else args.dataset
-    unknown = sorted(set(datasets) - set(PROTOCOLS))
-    if unknown:
-        raise SystemExit(f"unknown dataset(s) {unknown}; choose from {sorted(PROTOCOLS)} or 'all'")
+    datasets = list(BENCHMARKS) if "all" in args.dataset else args.dataset
     options = parse_assignments(args.option, "--option")
     protocol = parse_assignments(args.protocol, "--protocol")
+    accepted = {name: BENCHMARKS[name].options() for name in datasets}
+    unknown = sorted(set(protocol) - {option for names in accepted.values() for option in names})
+    if unknown:
+        raise SystemExit(f"--protocol {unknown}: no chosen benchmark takes it; they take "
+                         + "; ".join(f"{name}: {names or 'none'}" for name, names in accepted.items()))
     results = []
     for spec in args.metric:
         name, own = split_spec(spec)
         metric_options = {**options, **parse_assignments(own, "--metric")}
         label = metric_label(name, metric_options)
         scoring = as_scoring_metric(load_metric(name, metric_options), args.score_key, label)
-        for name in datasets:
+        for dataset in datasets:
             # Protocol options apply to the benchmarks that take them.
-            accepted = PROTOCOLS[name].__code__.co_varnames[:PROTOCOLS[name].__code__.co_argcount]
-            chosen = {k: v for k, v in protocol.items() if k in accepted}
-            results += run_benchmarks(scoring, [name], images_dir=args.images, num_samples=args.samples,
+            chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}
+            results += run_benchmarks(scoring, [dataset], images_dir=args.images, num_samples=args.samples,
                                       seed=args.seed, ties=args.ties, verbose=False, **chosen)
     print(markdown_table(results))
     if args.out:
@@ -105,13 +104,14 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     """Add the ``benchmark`` subcommand to capeval's command line."""
-    from capeval.benchmarks.rowsets import PROTOCOLS
+    from capeval.benchmarks.rowsets import BENCHMARKS
+    from capeval.registry import METRICS
 
     parser = subparsers.add_parser("benchmark", help="correlate a metric with human judgments on the benchmarks",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--metric", action="append", required=True,
-                        help="a metric name from metrics/ (bleu, rouge, cider, meteor, ...) or a module path; repeatable")
-    parser.add_argument("--dataset", action="append", required=True, choices=[*PROTOCOLS, "all"],
+                        help=f"a capeval metric ({', '.join(METRICS)}) or an evaluate module path; repeatable")
+    parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "all"],
                         help="benchmark to run; repeatable, or 'all'")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
                         help="metric constructor option, e.g. order=2 (JSON values)")

@@ -22,9 +22,9 @@ from typing import Callable
 
 import numpy as np
 
-import capeval
 from capeval.benchmarks.hub import image_paths
-from capeval.benchmarks.rowsets import PROTOCOLS
+from capeval.benchmarks.rowsets import BENCHMARKS
+from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import CorrelationRows
 from capeval.benchmarks.rowsets import Items
@@ -33,9 +33,7 @@ from capeval.benchmarks.stats import TIE_RULES
 from capeval.benchmarks.stats import estimate
 from capeval.benchmarks.stats import kendall_both
 from capeval.benchmarks.stats import pair_outcomes
-
-CATEGORIES = ("HC", "HI", "HM", "MM")
-
+from capeval.reports import tables
 
 @dataclass
 class ScoringMetric:
@@ -53,9 +51,25 @@ def feature_names(module) -> set[str]:
 
 
 def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None) -> ScoringMetric:
-    """Wrap an ``evaluate`` module or a callable for the harness."""
+    """Wrap a metric for the harness: a capeval metric name (``"bleu"``), a scorer following
+    :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``."""
     import evaluate
 
+    from capeval.inputs import check_inputs
+    from capeval.registry import load
+    from capeval.scoring.protocol import CaptionScorer
+
+    if isinstance(metric, str):
+        metric = load(metric)
+    if isinstance(metric, CaptionScorer):
+        scorer = metric
+
+        def score(predictions, references, images):
+            scores = scorer.score(**check_inputs(scorer, predictions, references, images=images), show_progress=None)
+            column = scorer.primary if score_key == "scores" else score_key
+            return pick_scores(scores, column, len(predictions)), scorer.hashcode(scores)
+
+        return ScoringMetric(name or scorer.name, score, scorer.needs_references, scorer.needs_images)
     if isinstance(metric, evaluate.EvaluationModule):
         features = feature_names(metric)
 
@@ -72,7 +86,7 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
                              "references" in features and bool(getattr(metric, "needs_references", True)),
                              "images" in features or bool(getattr(metric, "needs_images", False)))
     if not callable(metric):
-        raise TypeError(f"a metric must be an evaluate module or a callable, got {type(metric).__name__}")
+        raise TypeError(f"a metric must be a capeval metric name, a scorer, an evaluate module or a callable, got {type(metric).__name__}")
 
     def score(predictions, references, images):
         result = metric(predictions, references, images=images) if images is not None else metric(predictions, references)
@@ -144,12 +158,15 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
 
 
 def library_versions() -> dict[str, str]:
+    """The scorers' library versions plus those of the harness (evaluate, datasets, scipy, Python)."""
     import datasets
     import evaluate
     import scipy
 
-    return {"capeval": capeval.__version__, "evaluate": evaluate.__version__, "datasets": datasets.__version__,
-            "scipy": scipy.__version__, "numpy": np.__version__, "python": platform.python_version()}
+    from capeval.scoring.protocol import library_versions as scoring_versions
+
+    return {**scoring_versions(), "evaluate": evaluate.__version__, "datasets": datasets.__version__,
+            "scipy": scipy.__version__, "python": platform.python_version()}
 
 
 def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_samples: int = 1000, seed: int = 0,
@@ -202,15 +219,15 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
         pairs = bench.pairs
         outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, ties)
         tied = scores[pairs.first] == scores[pairs.second]
-        settings["tie_counts"] = {c: int(tied[pairs.category == c].sum()) for c in CATEGORIES}
+        settings["tie_counts"] = {c: int(tied[pairs.category == c].sum()) for c in PASCAL_CATEGORIES}
 
         def accuracy(rows):
-            per = {c: 100 * outcome[rows][pairs.category[rows] == c].mean() for c in CATEGORIES}
+            per = {c: 100 * outcome[rows][pairs.category[rows] == c].mean() for c in PASCAL_CATEGORIES}
             return {**per, "mean": float(np.mean(list(per.values())))}
 
         est = estimate(accuracy, np.arange(len(outcome)), num_samples, seed, level, strata=pairs.category)
         for name, e in est.items():
-            n = int((pairs.category == name).sum()) if name in CATEGORIES else len(outcome)
+            n = int((pairs.category == name).sum()) if name in PASCAL_CATEGORIES else len(outcome)
             result.rows.append(ResultRow(scoring.name, bench.name, name, "accuracy", n, e.value, e.low, e.high,
                                          f"{pairs.protocol}; accuracy in %, the mean over the 4 categories; a metric "
                                          f"tie counts {'0.5' if ties == 'half' else '0'}"))
@@ -221,7 +238,7 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
 
 def run_benchmarks(metric, benchmarks=None, **options) -> list[BenchmarkResult]:
     """:func:`run_benchmark` on several benchmarks (default: all), one metric wrapping for all."""
-    names = list(PROTOCOLS) if benchmarks in (None, "all") else [benchmarks] if isinstance(benchmarks, str) else benchmarks
+    names = list(BENCHMARKS) if benchmarks in (None, "all") else [benchmarks] if isinstance(benchmarks, str) else benchmarks
     scoring = metric if isinstance(metric, ScoringMetric) else as_scoring_metric(
         metric, options.pop("score_key", "scores"), options.pop("metric_name", None))
     return [run_benchmark(scoring, name, **options) for name in names]
@@ -241,15 +258,13 @@ def markdown_table(results: list[BenchmarkResult]) -> str:
         columns = list(dict.fromkeys((row.row_set, row.statistic) for r in of_benchmark for row in r.rows))
         lines = [f"### {of_benchmark[0].title}", ""]
         if columns:
-            lines += ["| metric | " + " | ".join(f"{s} {st}" for s, st in columns) + " |",
-                      "|---" * (len(columns) + 1) + "|"]
-        for r in of_benchmark:
-            if r.skipped:
-                lines.append(f"| {r.metric} | " + " | ".join("skipped" for _ in columns) + " |" if columns
-                             else f"- {r.metric}: skipped ({r.skipped})")
-                continue
-            cells = {(row.row_set, row.statistic): format_cell(row) for row in r.rows}
-            lines.append(f"| {r.metric} | " + " | ".join(cells.get(c, "") for c in columns) + " |")
+            rows = []
+            for r in of_benchmark:
+                cells = {(row.row_set, row.statistic): format_cell(row) for row in r.rows}
+                rows.append([r.metric, *("skipped" if r.skipped else cells.get(c, "") for c in columns)])
+            lines.append(tables.markdown_table(["metric", *(f"{s} {st}" for s, st in columns)], rows))
+        else:
+            lines += [f"- {r.metric}: skipped ({r.skipped})" for r in of_benchmark if r.skipped]
         protocols: dict[str, list[str]] = {}
         for r in of_benchmark:
             for row in r.rows:

@@ -1,45 +1,31 @@
 """Where the benchmark datasets live and how they load.
 
-Each benchmark is a Hub dataset repository: a folder with ``data/*.parquet`` and a README card.
-capeval reads them from the ``hub/`` folder of the repository checkout it was installed from
-(``pip install -e .``), from ``$CAPEVAL_HUB_DIR`` when set, or from any folder or Hub id passed
-as ``source``. Nothing is downloaded unless ``source`` names a Hub repository.
+Each benchmark is a Hub dataset repository: a folder with ``data/*.parquet`` and a README card. The six
+are small (3 MB together) and ship inside the package (``capeval.hub_datasets``, the repository's ``hub/``
+folder), so they load offline from an installed wheel; ``source`` may name any other folder or a Hub
+repository id (downloaded by ``datasets`` unless offline).
 """
 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
-
-BENCHMARKS = {
-    "flickr8k_expert": "Flickr8k-Expert",
-    "flickr8k_cf": "Flickr8k-CF",
-    "composite": "Composite",
-    "pascal50s": "PASCAL-50S",
-    "capeval1k": "CapEval1k",
-    "thumb": "THumB 1.0 (MSCOCO)",
-}
 
 
 def hub_dir() -> Path:
-    """The folder holding one Hub dataset folder per benchmark."""
-    if os.environ.get("CAPEVAL_HUB_DIR"):
-        return Path(os.environ["CAPEVAL_HUB_DIR"])
-    return Path(__file__).resolve().parents[3] / "hub"
+    """The folder holding one Hub dataset folder per bundled benchmark."""
+    return Path(str(resources.files("capeval.hub_datasets")))
 
 
 def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
     """The folder (or Hub id) that ``datasets.load_dataset`` reads for benchmark ``name``."""
     if source is not None:
         return str(source)
-    if name not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BENCHMARKS)}")
     folder = hub_dir() / name
     if not (folder / "README.md").is_file():
-        raise FileNotFoundError(
-            f"benchmark folder {folder} not found: capeval reads its benchmarks from the repository's hub/ folder "
-            "(install capeval from a checkout with `pip install -e .`), from $CAPEVAL_HUB_DIR, or from a "
-            "folder or Hub id passed as `source`")
+        known = sorted(p.name for p in hub_dir().iterdir() if (p / "README.md").is_file())
+        raise ValueError(f"unknown benchmark {name!r}; choose from {known}")
     return str(folder)
 
 

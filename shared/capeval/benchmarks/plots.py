@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from capeval.benchmarks.harness import CATEGORIES
+from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
 
 
 def scatter_plot(result, path) -> None:
@@ -32,11 +32,11 @@ def scatter_plot(result, path) -> None:
         preferred = np.where(pairs.label == 1, pairs.first, pairs.second)
         other = np.where(pairs.label == 1, pairs.second, pairs.first)
         margin = scores[preferred] - scores[other]
-        for k, category in enumerate(CATEGORIES):
+        for k, category in enumerate(PASCAL_CATEGORIES):
             picked = pairs.category == category
             ax.scatter(margin[picked], k + rng.uniform(-0.3, 0.3, picked.sum()), s=3, alpha=0.3)
         ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(range(len(CATEGORIES)), CATEGORIES)
+        ax.set_yticks(range(len(PASCAL_CATEGORIES)), PASCAL_CATEGORIES)
         ax.set_xlabel(f"{result.metric}: score(human-preferred) − score(other)")
         ax.set_title(f"{result.title} — right of 0: the metric agrees with the humans", fontsize=9)
     fig.tight_layout()

@@ -8,11 +8,12 @@ items with the human preference. Every row set carries a ``protocol`` string sta
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from capeval.benchmarks.hub import BENCHMARKS
 from capeval.benchmarks.hub import load_benchmark
 
 
@@ -88,7 +89,7 @@ def flickr8k_expert(source=None, include_self_captions: bool = False) -> Benchma
     n = len(items)
     rows = f"{n:,} captions ({'158 self-captions kept' if include_self_captions else 'the 158 self-captions excluded'})"
     experts = np.asarray(data["expert_scores"], dtype=float)
-    return Benchmark("flickr8k_expert", BENCHMARKS["flickr8k_expert"], items, [
+    return Benchmark("flickr8k_expert", BENCHMARKS["flickr8k_expert"].title, items, [
         CorrelationRows("P1 mean", f"P1: mean of 3 expert ratings per caption, {rows}", np.arange(n), experts.mean(1)),
         CorrelationRows("P2 all", f"P2: each expert rating a row, {3 * n:,} ratings of {rows}",
                         np.repeat(np.arange(n), 3), experts.reshape(-1)),
@@ -122,7 +123,7 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
         rule = f"{len(keep):,} captions (the {int(self_caption.sum())} self-captions excluded)"
     data = take(data, keep)
     items = Items(data["candidate"], references, data["image_file"])
-    return Benchmark("flickr8k_cf", BENCHMARKS["flickr8k_cf"], items, [
+    return Benchmark("flickr8k_cf", BENCHMARKS["flickr8k_cf"].title, items, [
         CorrelationRows("fraction yes", f"fraction of yes judgments per caption, {rule}",
                         np.arange(len(items)), np.asarray(data["fraction_yes"], dtype=float)),
     ])
@@ -147,7 +148,7 @@ def composite(source=None, candidate_reference: str = "remove") -> Benchmark:
     items = Items(data["candidate"], references, data["image_file"])
     rule = ("the candidate's own reference removed" if candidate_reference == "remove"
             else "the candidate's own reference kept")
-    return Benchmark("composite", BENCHMARKS["composite"], items, [
+    return Benchmark("composite", BENCHMARKS["composite"].title, items, [
         CorrelationRows("correctness", f"AMT correctness 1-5, one τ over all rows; Flickr8k references with {rule}",
                         np.arange(len(items)), np.asarray(data["score"], dtype=float)),
     ], notes=["references only for the 2,991 Flickr8k rows (Flickr30k and COCO captions unavailable)"])
@@ -160,6 +161,10 @@ def parse_reference_rule(refs: str) -> tuple[str, int | None]:
     if refs.startswith("random5:") and refs[len("random5:"):].isdigit():
         return "random5", int(refs[len("random5:"):])
     raise ValueError(f"refs must be 'first5', 'random5:<seed>', 'all' or 'fleur5', got {refs!r}")
+
+
+#: PASCAL-50S pair categories: human-correct, human-incorrect, human-machine, machine-machine.
+PASCAL_CATEGORIES = ("HC", "HI", "HM", "MM")
 
 
 def pascal50s(source=None, refs: str = "first5") -> Benchmark:
@@ -193,7 +198,7 @@ def pascal50s(source=None, refs: str = "first5") -> Benchmark:
     items = Items(data["caption_a"] + data["caption_b"], chosen + chosen, data["image_file"] * 2)
     categories = np.asarray(dataset.features["category"].int2str(data["category"]))
     label_first = (np.asarray(data["label"]) == 0).astype(int)
-    return Benchmark("pascal50s", BENCHMARKS["pascal50s"], items, pairs=PairRows(
+    return Benchmark("pascal50s", BENCHMARKS["pascal50s"].title, items, pairs=PairRows(
         "pairs", f"references: {text}", np.arange(n), np.arange(n, 2 * n), label_first, categories))
 
 
@@ -206,7 +211,7 @@ def capeval1k(source=None, fully_decoded_only: bool = False) -> Benchmark:
     n = len(data["candidate"])
     items = Items(data["candidate"], [None] * n, data["image_file"])
     kept = "the 31 partly decoded captions excluded" if fully_decoded_only else "31 partly decoded captions included"
-    return Benchmark("capeval1k", BENCHMARKS["capeval1k"], items, [
+    return Benchmark("capeval1k", BENCHMARKS["capeval1k"].title, items, [
         CorrelationRows("overall", f"overall human score in [0, 1], {n:,} captions ({kept})",
                         np.arange(n), np.asarray(data["score"], dtype=float)),
     ], notes=["no references: reference-based metrics cannot run"])
@@ -221,25 +226,42 @@ def thumb(source=None, include_human: bool = True) -> Benchmark:
     items = Items(data["candidate"], data["references"], data["image_file"])
     n = len(items)
     rows = f"{n:,} captions ({'5 systems incl. Human' if include_human else '4 machine systems'}), 4 references each"
-    return Benchmark("thumb", BENCHMARKS["thumb"], items, [
+    return Benchmark("thumb", BENCHMARKS["thumb"].title, items, [
         CorrelationRows(name, f"{what}, {rows}", np.arange(n), np.asarray(data[column], dtype=float))
         for name, column, what in (("total", "score", "total score (P+R)/2 + penalties"),
                                    ("precision", "precision", "precision 1-5"), ("recall", "recall", "recall 1-5"))
     ])
 
 
-PROTOCOLS = {
-    "flickr8k_expert": flickr8k_expert,
-    "flickr8k_cf": flickr8k_cf,
-    "composite": composite,
-    "pascal50s": pascal50s,
-    "capeval1k": capeval1k,
-    "thumb": thumb,
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """A benchmark of the registry: its display title and the protocol function that prepares it."""
+
+    title: str
+    protocol: Callable[..., Benchmark]
+
+    def options(self) -> list[str]:
+        """The protocol options this benchmark takes (``refs``, ``include_self_captions``, ...).
+
+        >>> BENCHMARKS["pascal50s"].options()
+        ['refs']
+        """
+        return [name for name in inspect.signature(self.protocol).parameters if name != "source"]
+
+
+#: The one registry of benchmarks: name → title and protocol.
+BENCHMARKS = {
+    "flickr8k_expert": BenchmarkSpec("Flickr8k-Expert", flickr8k_expert),
+    "flickr8k_cf": BenchmarkSpec("Flickr8k-CF", flickr8k_cf),
+    "composite": BenchmarkSpec("Composite", composite),
+    "pascal50s": BenchmarkSpec("PASCAL-50S", pascal50s),
+    "capeval1k": BenchmarkSpec("CapEval1k", capeval1k),
+    "thumb": BenchmarkSpec("THumB 1.0 (MSCOCO)", thumb),
 }
 
 
 def prepare(name: str, source=None, **options) -> Benchmark:
     """The items and row sets of benchmark ``name``; ``options`` go to its protocol function."""
-    if name not in PROTOCOLS:
-        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(PROTOCOLS)}")
-    return PROTOCOLS[name](source, **options)
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BENCHMARKS)}")
+    return BENCHMARKS[name].protocol(source, **options)

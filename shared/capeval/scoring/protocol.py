@@ -80,8 +80,10 @@ class CaptionScorer(abc.ABC):
     #: Whether ``score`` needs references, and whether it needs images or region features.
     needs_references: bool = True
     needs_images: bool = False
+    #: Whether a prediction's references may all be blank strings.
+    blank_references_allowed: ClassVar[bool] = True
     #: Whether one caption's score depends on the other captions of the call (IDF from the corpus).
-    corpus_dependent: ClassVar[bool] = False
+    corpus_dependent: bool = False
     higher_is_better: ClassVar[bool] = True
     #: The closed range of the primary column, ``None`` for an unbounded end.
     value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
@@ -107,7 +109,7 @@ class CaptionScorer(abc.ABC):
         ...     def score(self, predictions, references=None, **inputs): ...
         ...     def options(self): return {"layer": 8}
         >>> Demo().hashcode(Scores({"demo": [1.0]}, inputs={"features": "butd"}))
-        'demo(layer=8,features=butd)_capeval=0.1.0'
+        'demo(layer=8,features=butd)_capeval=...'
         """
         parts = {**self.options(), **(scores.inputs if scores is not None else {})}
         body = ",".join(f"{key}={value}" for key, value in parts.items())

@@ -27,11 +27,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
-from ..inputs import hashcode
+from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
-from ..text.tokenize import check_word_tokenizer, word_tokenize
+from ..text.tokenize import check_word_tokenizer, smurf_preprocess, word_tokenize
+from .protocol import CaptionScorer, Scores
 
 COMPONENTS = ("sparcs", "spurts", "mima")
 FUSIONS = ("code", "paper")
@@ -294,14 +295,16 @@ def system_grammar_penalties(mima_values, n_systems: int) -> list[float]:
     return [float(penalty[i::n_systems].sum()) for i in range(n_systems)]
 
 
-class SmurfScorer:
-    """SMURF's components over a corpus of preprocessed captions.
+class SmurfScorer(CaptionScorer):
+    """SMURF's components over a corpus of captions.
 
     Args:
         components: which of ``"sparcs"``, ``"spurts"``, ``"mima"`` to compute; SMURF itself needs
-            all three. SPARCS alone loads no model.
-        spurts_model / mima_model: hub ids or local folders of the attention models.
+            all three. SPARCS alone loads no model (and SPURTS/MIMA alone need no references).
         fusion: ``"code"`` (default) or ``"paper"``.
+        preprocess: apply SMURF's preprocessing (:func:`capeval.text.tokenize.smurf_preprocess`) to
+            candidates and references first (default True, as the released example does).
+        spurts_model / mima_model: hub ids or local folders of the attention models (loaded on first use).
         device: ``None`` = CUDA when available.
 
     Example (all-MiniLM-L6-v2 standing in for both attention models):
@@ -316,21 +319,28 @@ class SmurfScorer:
         (0.0, 0.0, 0.0)
     """
 
+    name = primary = "smurf"
+    value_range = (None, None)
+
     def __init__(
         self,
         components: Sequence[str] = COMPONENTS,
         *,
+        fusion: str = "code",
+        preprocess: bool = True,
         spurts_model: str = DEFAULT_SPURTS_MODEL,
         mima_model: str = DEFAULT_MIMA_MODEL,
-        fusion: str = "code",
         device: str | torch.device | None = None,
     ):
+        components = [components] if isinstance(components, str) else list(components)
         unknown = sorted(set(components) - set(COMPONENTS))
         if unknown or not components or len(set(components)) != len(components):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
         self.components = tuple(c for c in COMPONENTS if c in components)
+        self.needs_references = "sparcs" in self.components
+        self.preprocess = bool(preprocess)
         self.spurts_model = str(spurts_model)
         self.mima_model = str(mima_model)
         self.fusion = fusion
@@ -349,20 +359,16 @@ class SmurfScorer:
         flow_of = dict(zip(unique, information_flows(encoder, ids, batch_size=batch_size, show_progress=show_progress)))
         return [flow_of.get(s, 0.0) for s in sentences]
 
-    def score(
-        self,
-        candidates: Sequence[str],
-        references: Sequence[Sequence[str]] | None = None,
-        *,
-        batch_size: int = 64,
-        show_progress: bool | None = None,
-    ) -> dict[str, list[float]]:
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """Per-caption lists: each computed component raw and standardized, the style reward (with
-        SPURTS), the grammar penalty (with MIMA) and SMURF (with all three)."""
+        SPURTS), the grammar penalty (with MIMA) and SMURF (with all three). ``batch_size``: sentences
+        per forward pass (default 64, as released)."""
+        candidates = [smurf_preprocess(p) for p in predictions] if self.preprocess else list(predictions)
+        batch_size = batch_size or 64
         out: dict[str, list[float]] = {}
         if "sparcs" in self.components:
-            if references is None:
-                raise ValueError("SPARCS needs references")
+            if self.preprocess:
+                references = [[smurf_preprocess(r) for r in refs] for refs in references]
             out["sparcs"] = sparcs_scores(candidates, references)
         if "spurts" in self.components:
             out["spurts"] = self._flows(self.spurts_model, candidates, replace_stop_words=True, batch_size=batch_size, show_progress=show_progress)
@@ -377,15 +383,15 @@ class SmurfScorer:
             out["grammar_penalty"] = grammar_penalty(out["mima_standardized"]).tolist()
         if self.fused:
             out["smurf"] = fuse(out["sparcs"], out["spurts"], out["mima"], fusion=self.fusion)["smurf"].tolist()
-        return out
+        return Scores(out)
 
-    def hashcode(self, *, preprocess: bool = True) -> str:
+    def options(self) -> dict:
         parts = {"components": "+".join(self.components)}
         if "spurts" in self.components:
-            parts["spurts"] = self.spurts_model
+            parts["spurts"] = model_id(self.spurts_model)
         if "mima" in self.components:
-            parts["mima"] = self.mima_model
+            parts["mima"] = model_id(self.mima_model)
         if self.fused:
             parts["fusion"] = self.fusion
-        parts["preprocess"] = preprocess
-        return hashcode("smurf", **parts)
+        parts["preprocess"] = self.preprocess
+        return parts

@@ -23,9 +23,11 @@ import torch
 
 from ..backbones.common import pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
-from ..models import load_hf_tokenizer, resolve_device
+from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
+from ..vision.extractors import RegionExtractor, check_extractor, regions_for
 from ..vision.regions import RegionFeatureError, RegionFeatures
+from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
 DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
@@ -94,25 +96,43 @@ def umic_from_logit(logit: float) -> float:
     return 0.0 if -logit > 709.0 else 1.0 / (1.0 + math.exp(-logit))
 
 
-class UmicScorer:
-    """Holds the UNITER scorer and its tokenizer (both from capeval's process-wide cache).
+class UmicScorer(CaptionScorer):
+    """Holds the UNITER scorer and its tokenizer (both from capeval's process-wide cache, loaded on first use).
 
     ``checkpoint``: a local path or URL of ``umic.pt`` (downloaded once into the capeval cache);
-    ``tokenizer``: hub id or folder of the cased BERT vocabulary; ``lowercase``: see the module doc.
+    ``tokenizer``: hub id or folder of the cased BERT vocabulary; ``lowercase``: see the module doc;
+    ``extractor`` / ``feature_cache_dir``: how region features are computed from ``images`` when the
+    call passes no ``region_features`` (an approximation of the BUTD features UMIC was trained on).
     """
 
-    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *,
-                 lowercase: bool = True, num_attention_heads: int | None = None, device: str | torch.device | None = None):
+    name = primary = "umic"
+    needs_references = False
+    needs_images = True
+
+    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *, lowercase: bool = True,
+                 num_attention_heads: int | None = None, extractor: RegionExtractor | None = None,
+                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
         self.checkpoint = str(checkpoint)
         self.tokenizer_name = str(tokenizer)
-        self.lowercase = lowercase
+        self.lowercase = bool(lowercase)
+        self.num_attention_heads = num_attention_heads
+        self.extractor = check_extractor(extractor)
+        self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device)
-        self.model = load_uniter_scorer(self.checkpoint, num_attention_heads=num_attention_heads, device=self.device)
-        self.tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512, do_lower_case=False)
+
+    @property
+    def model(self):
+        """The UNITER scorer (cached process-wide; downloaded once when ``checkpoint`` is a URL)."""
+        return load_uniter_scorer(self.checkpoint, num_attention_heads=self.num_attention_heads, device=self.device)
+
+    @property
+    def tokenizer(self):
+        tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512, do_lower_case=False)
         vocab = self.model.uniter.embeddings.word_embeddings.num_embeddings
-        if len(self.tokenizer) > vocab:
-            raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(self.tokenizer)} entries but the checkpoint's vocabulary "
+        if len(tokenizer) > vocab:
+            raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the checkpoint's vocabulary "
                              f"has {vocab}; UMIC needs bert-base-cased (28996)")
+        return tokenizer
 
     def token_ids(self, captions: Sequence[str]) -> list[list[int]]:
         """Model input ids per caption; a caption longer than the position table raises ``ValueError``."""
@@ -132,7 +152,8 @@ class UmicScorer:
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
         if len(captions) != len(regions):
             raise ValueError(f"got {len(captions)} captions but {len(regions)} region features; they must match")
-        img_dim = self.model.uniter.img_dim
+        model = self.model
+        img_dim = model.uniter.img_dim
         for i, region in enumerate(regions):
             if region.feature_dim != img_dim:
                 raise ValueError(f"region_features[{i}] has {region.feature_dim}-d features; this UNITER takes {img_dim}-d (BUTD pool5)")
@@ -147,16 +168,18 @@ class UmicScorer:
                 inputs = [umic_image_inputs(regions[i]) for i in batch]
                 img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
                 img_pos, _ = pad_rows([pos for _, pos in inputs])
-                out = self.model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value
         return logits
 
-    def score(self, captions: Sequence[str], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
-              show_progress: bool | None = None) -> list[float]:
-        """UMIC in (0, 1) per caption, in input order."""
-        return [umic_from_logit(x) for x in self.logits(captions, regions, batch_size=batch_size, show_progress=show_progress)]
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        """UMIC in (0, 1) per caption, in input order; references are not used."""
+        regions, source = regions_for("UMIC", "BUTD features", images=images, region_features=region_features,
+                                      extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
+        logits = self.logits(predictions, regions, batch_size=batch_size, show_progress=show_progress)
+        kinds = ",".join(sorted({region.kind for region in regions}))
+        return Scores({"umic": [umic_from_logit(x) for x in logits]}, inputs={"features": f"{kinds}:{source}"})
 
-    def describe(self) -> dict[str, Any]:
-        """What produced the scores, for the metric's hashcode."""
-        return {"checkpoint": self.checkpoint, "tokenizer": self.tokenizer_name, "lowercase": self.lowercase}
+    def options(self) -> dict[str, Any]:
+        return {"checkpoint": model_id(self.checkpoint), "tokenizer": model_id(self.tokenizer_name), "lowercase": self.lowercase}

@@ -144,12 +144,3 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
     distinct = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
     tokenized = dict(zip(distinct, ptb_tokenize(distinct, backend="java" if tokenizer == "ptb-java" else "python")))
     return [tokenized[p] for p in predictions], [[tokenized[r] for r in refs] for refs in references]
-
-
-def coco_inputs(predictions, references, tokenizer: str = "ptb") -> tuple[list[str], list[list[str]]]:
-    """Validated metric inputs (see :mod:`capeval.inputs`), tokenized as the COCO toolkit does."""
-    from capeval.inputs import normalize_references
-    from capeval.inputs import validate_predictions
-
-    predictions = validate_predictions(predictions)
-    return tokenize_corpus(predictions, normalize_references(references, len(predictions)), tokenizer)

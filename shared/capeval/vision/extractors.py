@@ -38,7 +38,7 @@ from ..backbones.common import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
 from ..progress import progress
 from .images import DEFAULT_MAX_SIDE, image_digest, load_image
-from .regions import RegionFeatures
+from .regions import RegionFeatures, as_region_feature_list
 
 #: The BUTD pixel means (BGR order), subtracted without std division.
 BUTD_PIXEL_MEANS_BGR = (102.9801, 115.9465, 122.7717)
@@ -366,3 +366,28 @@ def default_extractor() -> RegionExtractor:
         raise ExtractorUnavailableError(f"No region-feature extractor is available. {NO_EXTRACTOR_ADVICE}") from error
     return Detectron2BUTDExtractor()
 
+
+
+def regions_for(metric: str, feature_kind: str, *, images: Sequence[Any] | None, region_features: Sequence[Any] | None,
+                extractor: RegionExtractor | None = None, cache_dir: str | os.PathLike | None = None,
+                show_progress: bool | None = None) -> tuple[list[RegionFeatures], str]:
+    """The region features of one call of an image metric, and what produced them (for the hashcode).
+
+    ``feature_kind`` names the features the metric was trained on (for the error message).
+    Precomputed ``region_features`` win; otherwise ``images`` go through ``extractor`` (default:
+    :func:`default_extractor`). Neither raises ``ValueError`` saying what ``metric`` needs.
+    """
+    if region_features is not None:
+        return as_region_feature_list(region_features), "precomputed"
+    if images is None:
+        raise ValueError(f"{metric} scores captions against images: pass region_features=[...] ({feature_kind}, one per caption) "
+                         "or images=[...] with an extractor")
+    extractor = extractor or default_extractor()
+    return extract_regions(images, extractor, cache_dir=cache_dir, show_progress=show_progress), extractor.describe()
+
+
+def check_extractor(extractor: Any) -> RegionExtractor | None:
+    """``extractor`` if it is ``None`` or a :class:`RegionExtractor`, else ``TypeError``."""
+    if extractor is not None and not isinstance(extractor, RegionExtractor):
+        raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
+    return extractor

@@ -11,7 +11,7 @@ normal along each axis. Overlap = area(human ∩ system) / area(system), on 360-
 
 Write the report of the bundled golden caption sets::
 
-    python -m capeval.scoring.smurf_report --output smurf_system_report.png
+    python -m capeval.reports.smurf --output smurf_system_report.png
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .smurf import OUTLIER_THRESHOLD, fuse, standardize
+from ..scoring.smurf import OUTLIER_THRESHOLD, fuse, standardize
+from .tables import markdown_table
 
 #: ±1.15 σ covers 75% of a normal distribution along each axis (the released plot's ``n_std``).
 ELLIPSE_STDS = 1.15
@@ -177,12 +178,6 @@ def summary_table(summaries: Sequence[SystemSummary], reference_label: str) -> l
     return [header, *rows]
 
 
-def markdown_table(table: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(cell.replace("\n", " ") for cell in row) + " |" for row in table]
-    lines.insert(1, "|" + "---|" * len(table[0]))
-    return "\n".join(lines)
-
-
 def plot_system_report(
     summaries: Sequence[SystemSummary],
     sparcs_standardized: np.ndarray,
@@ -275,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
                                   reference_system=args.reference_system, labels=labels, fusion=args.fusion)
     path = plot_system_report(summaries, standardize(scores["SPARCS"], "sparcs"), standardize(scores["SPURTS"], "spurts"),
                               args.output, reference_system=args.reference_system)
-    print(markdown_table(summary_table(summaries, summaries[args.reference_system].label)))
+    header, *rows = summary_table(summaries, summaries[args.reference_system].label)
+    print(markdown_table(header, rows))
     print(f"\nWrote {path}")
     return 0
 
@@ -288,7 +284,7 @@ def register(commands) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m capeval.scoring.smurf_report", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m capeval.reports.smurf", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     return run(parser.parse_args(argv))

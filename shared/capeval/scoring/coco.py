@@ -1,0 +1,121 @@
+"""The COCO caption toolkit's metrics (pycocoevalcap 1.2) behind the scorer protocol.
+
+BLEU, ROUGE-L and CIDEr-D run the pure functions of :mod:`capeval.scoring.ngram`; METEOR runs the
+toolkit's Java jar. All four score PTB-tokenized text (:func:`capeval.text.ptb.tokenize_corpus`).
+
+>>> round(BleuScorer(order=2).score(["a dog runs on the grass"], [["a dog runs on grass", "the dog is running"]]).corpus["bleu"], 4)
+0.7746
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+from ..text.ptb import check_tokenizer, tokenize_corpus
+from .ngram import bleu, cider_d, rouge_l
+from .protocol import CaptionScorer, Scores
+
+
+class CocoScorer(CaptionScorer):
+    """A toolkit metric: the ``tokenizer`` option and the tokenization every one of them shares."""
+
+    value_range = (0.0, 1.0)
+
+    def __init__(self, *, tokenizer: str = "ptb"):
+        self.tokenizer = check_tokenizer(tokenizer)
+
+    def tokenized(self, predictions, references) -> tuple[list[str], list[list[str]]]:
+        return tokenize_corpus(predictions, references, self.tokenizer)
+
+    def options(self) -> dict:
+        return {"tokenizer": self.tokenizer}
+
+
+class BleuScorer(CocoScorer):
+    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``)."""
+
+    name = primary = "bleu"
+
+    def __init__(self, order: int = 4, *, tokenizer: str = "ptb"):
+        if isinstance(order, bool) or order not in (1, 2, 3, 4):
+            raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
+        self.order = order
+        super().__init__(tokenizer=tokenizer)
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        corpus, per_caption = bleu(*self.tokenized(predictions, references), n=4)
+        return Scores({"bleu": per_caption[self.order - 1]},
+                      corpus={"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}})
+
+    def options(self) -> dict:
+        return {"order": self.order, **super().options()}
+
+
+class RougeScorer(CocoScorer):
+    """ROUGE-L (β = 1.2) per caption; the corpus value is the mean."""
+
+    name = primary = "rouge_l"
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        return Scores({"rouge_l": rouge_l(*self.tokenized(predictions, references))})
+
+
+class CiderScorer(CocoScorer):
+    """CIDEr-D per caption, with document frequencies from the references of the call."""
+
+    name = primary = "cider"
+    hash_name = "cider_d"
+    corpus_dependent = True
+    value_range = (0.0, 10.0)
+
+    def __init__(self, *, tokenizer: str = "ptb", sigma: float = 6.0):
+        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
+            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+        self.sigma = float(sigma)
+        super().__init__(tokenizer=tokenizer)
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma)})
+
+    def options(self) -> dict:
+        return {"sigma": self.sigma, **super().options()}
+
+
+JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runtime (java on PATH, Java 8+); "
+                "install one (e.g. apt-get install default-jre-headless) or leave METEOR out")
+
+
+class MeteorScorer(CocoScorer):
+    """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
+
+    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and is reused.
+    """
+
+    name = primary = "meteor"
+
+    def __init__(self, *, tokenizer: str = "ptb"):
+        super().__init__(tokenizer=tokenizer)
+        self._jar = None
+        self._lock = threading.Lock()
+
+    def jar(self):
+        """The toolkit's METEOR wrapper (started once per scorer)."""
+        with self._lock:
+            if self._jar is None:
+                if shutil.which("java") is None:
+                    raise RuntimeError(JAVA_MISSING)
+                try:
+                    from pycocoevalcap.meteor.meteor import Meteor
+                except ImportError as error:
+                    raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
+                self._jar = Meteor()
+            return self._jar
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        candidates, refs = self.tokenized(predictions, references)
+        corpus, scores = self.jar().compute_score(dict(enumerate(refs)), {i: [c] for i, c in enumerate(candidates)})
+        return Scores({"meteor": scores}, corpus={"meteor": float(corpus)})
+
+    def options(self) -> dict:
+        return {"version": "1.5", **super().options()}
