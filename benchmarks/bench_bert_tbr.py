@@ -80,10 +80,10 @@ def main() -> None:
     max_diff = max(abs(a - b) for a, b in zip(ours["f1"], peer_f.tolist()))
 
     scorer = BertTbrScorer(MODEL, layer=6, beta=0.4)
-    tbr, t_tbr = timed(lambda: scorer.score(candidates, references), args.repeats)
+    tbr, t_tbr = timed(lambda: scorer.score(candidates, references)["bert_tbr"], args.repeats)
     k = min(args.loop_rows, n)
     loop, t_loop = timed(lambda: per_caption_loop(scorer, candidates[:k], references[:k]))
-    loop_diff = max(abs(a - b) for a, b in zip(loop, scorer.score(candidates[:k], references[:k])))
+    loop_diff = max(abs(a - b) for a, b in zip(loop, scorer.score(candidates[:k], references[:k])["bert_tbr"]))
 
     rate = lambda count, seconds: count / seconds  # noqa: E731
     print("\n| run | captions/s | seconds |")

@@ -102,10 +102,10 @@ def main() -> None:
         for label, pool in (("BUTD sample, 36 boxes", [real]), ("synthetic, 100 boxes", synthetic)):
             regions = [pool[i % len(pool)] for i in range(len(captions))]
             k = min(args.loop, len(captions))
-            scorer.score(captions[:8], regions[:8])  # warm-up: oneDNN builds its kernels on first use
-            loop, t_loop = timed(lambda: [scorer.score([c], [r], batch_size=1)[0] for c, r in zip(captions[:k], regions[:k])])
+            scorer.score(captions[:8], region_features=regions[:8])  # warm-up: oneDNN builds its kernels on first use
+            loop, t_loop = timed(lambda: [scorer.score([c], region_features=[r], batch_size=1)["umic"][0] for c, r in zip(captions[:k], regions[:k])])
             loop_peak = peak_rss_mib()
-            batched, t_batch = timed(lambda: scorer.score(captions, regions, batch_size=args.batch_size))
+            batched, t_batch = timed(lambda: scorer.score(captions, region_features=regions, batch_size=args.batch_size)["umic"])
             batch_peak = peak_rss_mib()
             diff = max(abs(a - b) for a, b in zip(loop, batched[:k]))
             print(f"| {label} | one by one | {k} | {k / t_loop:.1f} | {t_loop:.1f} | {loop_peak:.0f} |")

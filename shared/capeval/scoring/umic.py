@@ -1,7 +1,7 @@
 """UMIC (Lee et al., ACL 2021): a reference-free caption score from a fine-tuned UNITER.
 
 UMIC = sigmoid(rank_output(pooler(h)[CLS])) over ``[CLS] caption [SEP] ; image regions``.
-The pieces below follow the released code (``umic.md``):
+The pieces below follow the released code (hwanheelee1993/UMIC):
 
 * text: each whitespace word is word-pieced separately with the cased tokenizer, words
   giving no pieces vanish, there is no truncation; the benchmark captions were lower-cased

@@ -2,7 +2,7 @@
 
 The metrics were trained on features from detectors that cannot be installed as Python
 packages (the Caffe BUTD ResNet-101 for UMIC and Visual-T5, vqa-maskrcnn-benchmark for
-ViLBERT; ``region_features.md``). Precomputed features are therefore the primary input and
+ViLBERT). Precomputed features are therefore the primary input and
 the exact one. The backends here compute **approximations** from a user-supplied checkpoint:
 
 * :class:`Detectron2BUTDExtractor`: a detectron2 C4 Faster R-CNN (e.g. a converted BUTD

@@ -8,7 +8,7 @@ confidence. Values are float32; fp16 files are cast exactly, so the fp16 quantis
 of the released features is kept (UMIC's pipeline depends on it); fp16 features stay fp16
 in memory (half the size) and are cast exactly when a model consumes them.
 
-Location encodings (``region_features.md``):
+Location encodings, as each model's released code computes them:
 
 * UNITER / UMIC: 7-d ``norm_bb + [w·h]`` (:meth:`RegionFeatures.uniter_pos7`);
 * ViLBERT: 5-d ``[x1/W, y1/H, x2/W, y2/H, area/(W·H)]`` (:meth:`RegionFeatures.vilbert_loc5`), with

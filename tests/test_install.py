@@ -1,0 +1,88 @@
+"""capeval installed from its wheel, used from outside the checkout; the Spaces' requirements name that wheel."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+import capeval
+
+OUTSIDE_THE_CHECKOUT = """
+import json, sys
+import evaluate
+import capeval
+
+sys.stdout.reconfigure(encoding="utf-8")
+bleu = capeval.load("bleu").compute(predictions=["a dog runs on the grass"], references=[["a dog runs on grass"]])
+sparcs = evaluate.load(capeval.module_path("smurf"), components=["sparcs"]).compute(
+    predictions=["a man riding a motorcycle"], references=[["a man riding on the back of a motorcycle"]])
+from capeval.benchmarks import load_benchmark
+print(json.dumps({"capeval": capeval.__file__, "module": capeval.module_path("smurf"), "bleu": bleu["bleu"],
+                  "sparcs": sparcs["sparcs"][0], "pascal_rows": load_benchmark("pascal50s").num_rows}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, repo_root):
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(repo_root)], check=True)
+    (built,) = out.glob("capeval-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """The wheel installed into a fresh target folder (its dependencies come from this environment)."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(target), str(wheel)],
+                   check=True)
+    return target
+
+
+def run_outside(installed, tmp_path, *command):
+    """Run with the installed copy first on the path, from a folder that is not the checkout."""
+    env = {**os.environ, "PYTHONPATH": str(installed), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
+    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", check=True)
+
+
+def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for metric in capeval.METRICS:
+        assert f"capeval/metric_modules/{metric}/{metric}.py" in names and f"capeval/metric_modules/{metric}/README.md" in names
+    for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
+        assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
+
+
+def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
+    out = json.loads(run_outside(installed, tmp_path, sys.executable, "-c", OUTSIDE_THE_CHECKOUT).stdout)
+    assert out["capeval"].startswith(str(installed)) and out["module"].startswith(str(installed))
+    assert out["bleu"] == pytest.approx(capeval.load("bleu").compute(
+        predictions=["a dog runs on the grass"], references=[["a dog runs on grass"]])["bleu"], abs=1e-12)
+    assert out["sparcs"] == pytest.approx(6 / 7, abs=1e-12)  # 3 concepts, each in the one reference
+    assert out["pascal_rows"] == 4000
+
+
+def test_installed_command_line_scores_and_benchmarks(installed, tmp_path):
+    command = str(installed / "bin" / "capeval")
+    score = run_outside(installed, tmp_path, command, "score", "--metrics", "bleu,cider").stdout
+    assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in score and "- BLEU-4: mean" in score
+    bench = run_outside(installed, tmp_path, command, "benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0").stdout
+    assert "### PASCAL-50S" in bench and "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in bench
+
+
+def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp_path):
+    spec = importlib.util.spec_from_file_location("publish_spaces", repo_root / "scripts" / "publish_spaces.py")
+    publish = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(publish)
+    assert wheel.name == f"capeval-{capeval.__version__}-py3-none-any.whl"
+    assert {"bleu", "umic", "suite"} <= set(publish.FOLDERS)
+    for name, folder in publish.FOLDERS.items():
+        staged = publish.stage(folder, wheel, tmp_path)
+        assert (staged / wheel.name).is_file() and (staged / "app.py").is_file(), name
+    # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
+    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
+                   cwd=tmp_path / "bleu", check=True)
