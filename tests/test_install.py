@@ -62,7 +62,7 @@ def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
     assert out["capeval"].startswith(str(installed)) and out["module"].startswith(str(installed))
     assert out["bleu"] == pytest.approx(capeval.load("bleu").compute(
         predictions=["a dog runs on the grass"], references=[["a dog runs on grass"]])["bleu"], abs=1e-12)
-    assert out["sparcs"] == pytest.approx(6 / 7, abs=1e-12)  # 3 concepts, each in the one reference
+    assert out["sparcs"] == pytest.approx(6 / 7, abs=1e-12)  # P = 1 (3 of 3 concepts), R = 3/4
     assert out["pascal_rows"] == 4000
 
 
