@@ -5,6 +5,8 @@ from pathlib import Path
 
 import evaluate
 
+from capeval.integrations.gradio_app import build_image_demo
+from capeval.integrations.gradio_app import make_image_handler
 from capeval.integrations.gradio_app import options_from_environment
 
 DESCRIPTION = (
@@ -26,41 +28,14 @@ def metric_options(environ=os.environ) -> dict:
 
 def make_handler(metric):
     """Score one caption against an image (a file path) or its features file; errors come back as ``{"error": ...}``."""
-
-    def score(image, caption, features_file=None):
-        if features_file:
-            inputs = {"region_features": [features_file]}
-        elif image is not None:
-            inputs = {"images": [image]}
-        else:
-            return {"error": "upload an image or its region features (.npz)"}
-        try:
-            result = metric.compute(predictions=[caption], **inputs)
-        except (ValueError, OSError, TypeError) as error:
-            return {"error": str(error)}
-        return {"umic": result["umic"], "hashcode": result["hashcode"]}
-
-    return score
+    return make_image_handler(metric)
 
 
 def build_demo(metric=None):
     """The gr.Blocks app around ``metric`` (default: this folder's module with :func:`metric_options`); API name ``/score``."""
-    import gradio as gr
-
     if metric is None:
         metric = evaluate.load(str(Path(__file__).parent), **metric_options())
-    handler = make_handler(metric)
-    with gr.Blocks(title="UMIC") as demo:
-        gr.Markdown(f"# UMIC\n\n{DESCRIPTION}")
-        with gr.Row():
-            image = gr.Image(type="filepath", label="Image")
-            with gr.Column():
-                caption = gr.Textbox(label="Candidate caption", value="two men riding horses in a dirt arena")
-                features = gr.File(label="Region features (.npz, optional)", file_types=[".npz"], type="filepath")
-                button = gr.Button("Score")
-        output = gr.JSON(label="Result")
-        button.click(handler, inputs=[image, caption, features], outputs=output, api_name="score")
-    return demo
+    return build_image_demo(metric, title="UMIC", description=DESCRIPTION)
 
 
 if __name__ == "__main__":

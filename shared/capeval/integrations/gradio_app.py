@@ -1,4 +1,4 @@
-"""One Gradio app builder for every text metric's Space (evaluate's own widget is broken on gradio >= 4)."""
+"""The Gradio app builders of the metric Spaces (evaluate's own widget is broken on gradio >= 4)."""
 
 from __future__ import annotations
 
@@ -56,4 +56,49 @@ def build_text_demo(metric: Any, *, title: str, description: str):
         button = gr.Button("Score")
         output = gr.JSON(label="Result")
         button.click(handler, inputs=[caption, references], outputs=output, api_name="score")
+    return demo
+
+
+def make_image_handler(metric: Any, *, with_references: bool = False) -> Callable[..., dict]:
+    """A handler scoring one caption against an image (a file path) or its region-features file, and
+    newline-separated references when the metric takes them; errors come back as ``{"error": message}``."""
+
+    def score(image, caption: str, features_file=None, references_text: str = "") -> dict:
+        if features_file:
+            inputs = {"region_features": [features_file]}
+        elif image is not None:
+            inputs = {"images": [image]}
+        else:
+            return {"error": "upload an image or its region features (.npz)"}
+        if with_references:
+            inputs["references"] = [parse_references(references_text)]
+        try:
+            result = metric.compute(predictions=[caption], **inputs)
+        except (ValueError, OSError, TypeError) as error:
+            return {"error": str(error)}
+        return {key: (value[0] if isinstance(value, list) and len(value) == 1 else value) for key, value in result.items()}
+
+    return score
+
+
+def build_image_demo(metric: Any, *, title: str, description: str, with_references: bool = False,
+                     caption: str = "two men riding horses in a dirt arena"):
+    """A ``gr.Blocks`` app: image or region features, caption (and references) in, JSON out (API ``/score``)."""
+    import gradio as gr
+
+    handler = make_image_handler(metric, with_references=with_references)
+    with gr.Blocks(title=title) as demo:
+        gr.Markdown(f"# {title}\n\n{description}")
+        with gr.Row():
+            image = gr.Image(type="filepath", label="Image")
+            with gr.Column():
+                text = gr.Textbox(label="Candidate caption", value=caption)
+                features = gr.File(label="Region features (.npz, optional)", file_types=[".npz"], type="filepath")
+                inputs = [image, text, features]
+                if with_references:
+                    inputs.append(gr.Textbox(label="References (one per line)", lines=5,
+                                             value="two people ride horses\nriders on brown horses in a ring"))
+                button = gr.Button("Score")
+        output = gr.JSON(label="Result")
+        button.click(handler, inputs=inputs, outputs=output, api_name="score")
     return demo
