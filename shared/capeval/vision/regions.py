@@ -156,9 +156,12 @@ class RegionFeatures:
         area = (x2 - x1) * (y2 - y1) / (width * height)
         return np.stack([x1 / width, y1 / height, x2 / width, y2 / height, area], axis=1).astype(np.float32)
 
-    def vilbert_inputs(self) -> tuple[np.ndarray, np.ndarray]:
+    def vilbert_inputs(self, *, mean_in_stored_dtype: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """ViLBERT's image input: a global region (the mean feature, location ``[0, 0, 1, 1, 1]``) then
         every region, as (N+1) × D features and (N+1) × 5 locations (float32).
+
+        ``mean_in_stored_dtype``: round the mean of fp16 features to fp16 as the released ViLBERTScore data code
+        does (it averages before casting to float32); float32 features are unaffected.
 
         >>> regions = RegionFeatures.from_pixel_boxes([[1.0, 2.0], [3.0, 4.0]], [[0, 0, 50, 100], [0, 0, 100, 200]], 100, 200)
         >>> features, locations = regions.vilbert_inputs()
@@ -167,6 +170,10 @@ class RegionFeatures:
         """
         features = self.features.astype(np.float32)
         glob = features.sum(axis=0, keepdims=True) / np.float32(self.num_boxes)
+        if mean_in_stored_dtype and self.features.dtype == np.float16:
+            # torch's fp16 sum accumulates in float32 and rounds once; the division rounds again.
+            summed = features.sum(axis=0, keepdims=True).astype(np.float16).astype(np.float32)
+            glob = (summed / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
         locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
