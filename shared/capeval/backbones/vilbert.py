@@ -412,7 +412,9 @@ def load_vilbert(checkpoint: str | os.PathLike, *, config: str | os.PathLike | N
         with torch.device("meta"):
             model = VilbertModel(architecture, task_token="embeddings.task_embeddings.weight" in bert)
         model = model.to_empty(device="cpu")  # no random initialisation: every tensor comes from the file
-        load_checked(model, bert, what=f"ViLBERT checkpoint {os.fspath(checkpoint)!r} (bert.* keys; pass config= for other sizes)")
+        config_name = DEFAULT_CONFIG_NAME if config is None else os.fspath(config)
+        load_checked(model, bert, what=f"ViLBERT checkpoint {os.fspath(checkpoint)!r} (its bert.* part, against the config "
+                                       f"{config_name!r}; pass config= for other sizes)")
         return model.to(target).eval()
 
     return cached(("vilbert", os.fspath(checkpoint), architecture, str(target)), build)
