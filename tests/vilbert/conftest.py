@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+# The sample image and its BUTD features (tests/assets), shared with the vision tests.
+from vision.conftest import sample_features, sample_image  # noqa: F401
+
 #: The sample image tests/assets/qace_sample.jpg is 500 × 375.
 SAMPLE_WIDTH, SAMPLE_HEIGHT = 500, 375
 
@@ -80,10 +82,10 @@ def tiny_vilbert(tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_d
 
 
 @pytest.fixture(scope="session")
-def sample_vilbert_features() -> dict:
+def sample_vilbert_features(sample_features) -> dict:
     """The real BUTD features of the sample image in ViLBERT's format: float32, 100 boxes (the 36 boxes
     repeated), boxes in pixels of the 500 × 375 image."""
-    with np.load(ASSETS / "qace_butd_sample.npz") as stored:
+    with np.load(sample_features) as stored:
         features, norm_bb = stored["features"].astype(np.float32), stored["norm_bb"].astype(np.float32)
     scale = np.float32([SAMPLE_WIDTH, SAMPLE_HEIGHT, SAMPLE_WIDTH, SAMPLE_HEIGHT])
     return {"features": np.resize(features, (100, 2048)), "bbox": np.resize(norm_bb[:, :4] * scale, (100, 4)),

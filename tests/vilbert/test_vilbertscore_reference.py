@@ -26,7 +26,7 @@ TOLERANCE = 1e-5
 PREDICTIONS = [
     "Two men riding horses in a dirt arena.",
     "a horse",
-    # 48 word pieces: cut to the window, losing [SEP] and (through sim[1:-1]) the last kept piece.
+    # 51 word pieces with the uncased vocabulary: cut to the window, losing [SEP] and (through sim[1:-1]) the last kept piece.
     " ".join(["a man on a brown horse chasing a small calf across the dusty ground while people watch"] * 3),
 ]
 REFERENCES = [

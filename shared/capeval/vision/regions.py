@@ -120,6 +120,9 @@ class RegionFeatures:
         pixels = _float_array(boxes, "boxes")
         if pixels.ndim != 2 or pixels.shape[1:] != (4,):
             raise RegionFeatureError(f"boxes must be N×4 (x1, y1, x2, y2 in pixels), got shape {pixels.shape}")
+        rows = np.shape(features)[0] if np.ndim(features) else 0
+        if pixels.shape[0] != rows:
+            raise RegionFeatureError(f"boxes must be {rows}×4 to match {rows} feature rows, got shape {pixels.shape}")
         width, height = float(image_width), float(image_height)
         norm_bb = np.concatenate(
             [pixels / np.float32([width, height, width, height]),
