@@ -183,3 +183,14 @@ def test_images_go_through_the_extractor_with_a_cache(tmp_path, tiny_vilbert, sa
     assert extractor.calls == 1 and from_images.inputs["features"] == 'vilbert:fixed({"boxes": 100})'
     scorer.score(["a horse"], [["a horse"]], images=[sample_image])
     assert extractor.calls == 1  # read back from feature_cache_dir
+
+
+def test_cuda_scores_match_cpu(tiny_vilbert, images):
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cpu = tiny_vilbert().score(PREDICTIONS, REFERENCES, region_features=images)
+    cuda = tiny_vilbert(device="cuda").score(PREDICTIONS, REFERENCES, region_features=images)
+    for column in ("precision", "recall", "f1"):
+        assert cuda[column] == pytest.approx(cpu[column], abs=1e-5)
