@@ -141,6 +141,8 @@ def test_layer_list_has_one_entry_per_coattention_block(tiny_checkpoints, tiny_v
     assert all(not torch.allclose(a, b, atol=1e-3) for a, b in zip(outputs, outputs[1:]))
     with pytest.raises(ValueError, match="pass task_id"):
         model(ids, text_mask, features, locations, image_mask)
+    with pytest.raises(ValueError, match=r"blocks must be in 1\.\.6, got 7"):
+        model(ids, text_mask, features, locations, image_mask, task_id=7, blocks=7)
 
 
 def test_padding_and_batching_do_not_change_real_positions(tiny_checkpoints, tiny_vilbert_config_path):

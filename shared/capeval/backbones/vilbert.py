@@ -283,12 +283,11 @@ class Encoder(nn.Module):
             for index in range(v_start, v_end):
                 image = self.v_layer[index](image, image_mask)
             connection = self.c_layer[block]
-            new_text = connection.text_forward(image, image_mask, text)
-            outputs.append(new_text)
+            outputs.append(connection.text_forward(image, image_mask, text))
             if len(outputs) == blocks:
-                return outputs
-            image = connection.image_forward(image, text, text_mask)
-            text, t_start, v_start = new_text, t_end, v_end
+                break
+            image = connection.image_forward(image, text, text_mask)  # both halves read the block's inputs
+            text, t_start, v_start = outputs[-1], t_end, v_end
         return outputs
 
 
@@ -370,14 +369,16 @@ class VilbertModel(nn.Module):
         """
         if self.task_token != (task_id is not None):
             raise ValueError("this ViLBERT has task tokens: pass task_id" if self.task_token else "this ViLBERT has no task tokens")
+        blocks = blocks or self.config.num_coattention_blocks
+        if not 1 <= blocks <= self.config.num_coattention_blocks:
+            raise ValueError(f"blocks must be in 1..{self.config.num_coattention_blocks}, got {blocks}")
         task_ids = None
         if task_id is not None:
             task_ids = torch.full((input_ids.shape[0],), task_id, dtype=torch.long, device=input_ids.device)
             text_mask = torch.cat([torch.ones_like(text_mask[:, :1]), text_mask], dim=1)
         text = self.embeddings(input_ids, task_ids)
         image = self.v_embeddings(features, locations)
-        return self.encoder(text, additive_mask(text_mask, text.dtype), image, additive_mask(image_mask, image.dtype),
-                            blocks or self.config.num_coattention_blocks)
+        return self.encoder(text, additive_mask(text_mask, text.dtype), image, additive_mask(image_mask, image.dtype), blocks)
 
 
 def checkpoint_layout(config: VilbertConfig, *, task_token: bool) -> dict[str, tuple[int, ...]]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import torch
@@ -54,10 +54,9 @@ MAX_LEN = 37
 #: Task token of vilbert-multi-task's "RetrievalCOCO" task, which the released scorer uses.
 RETRIEVAL_COCO_TASK = 7
 MODES = ("code", "clean")
-#: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU (no faster beyond).
+#: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU, where throughput hardly
+#: depends on it (benchmarks/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 64, 16
-#: Boxes per image in the released features; the published numbers used exactly these.
-RELEASED_NUM_BOXES = 100
 
 
 def released_text_input(pieces: Sequence[int], *, cls_id: int = 101, sep_id: int = 102, max_len: int = MAX_LEN) -> tuple[list[int], list[int]]:
@@ -176,6 +175,27 @@ class VilbertScoreScorer(CaptionScorer):
     count, so other counts are scored as given, but the published numbers used 100 boxes of vqa-maskrcnn-
     benchmark's ResNeXt-152 (the box counts go into the hashcode). References: any number ≥ 1 per caption
     (the paper used 5); every reference is encoded with its candidate's image.
+
+    A random ViLBERT (2 co-attention blocks) and a tiny uncased vocabulary stand in for the released model here:
+
+    >>> import json, tempfile
+    >>> from transformers import BertTokenizer
+    >>> from capeval.backbones.vilbert import read_vilbert_config, save_random_checkpoint
+    >>> folder = tempfile.mkdtemp()
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "two", "men", "riding", "horse", "##s", "on", "."]
+    >>> _ = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True).save_pretrained(folder)
+    >>> with open(f"{folder}/tiny.json", "w") as handle:
+    ...     json.dump({"vocab_size": len(vocab), "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+    ...                "v_hidden_size": 32, "v_num_attention_heads": 4, "v_intermediate_size": 64, "bi_hidden_size": 32,
+    ...                "bi_num_attention_heads": 4}, handle)
+    >>> checkpoint = save_random_checkpoint(f"{folder}/random.bin", read_vilbert_config(f"{folder}/tiny.json"))
+    >>> scorer = VilbertScoreScorer(checkpoint, config=f"{folder}/tiny.json", tokenizer=folder, device="cpu")
+    >>> rng = np.random.default_rng(0)
+    >>> image = {"features": rng.random((100, 2048), dtype=np.float32), "bbox": np.tile([10.0, 20.0, 200.0, 150.0], (100, 1)),
+    ...          "image_width": 640, "image_height": 480}
+    >>> scores = scorer.score(["Two men riding horses."], [["men riding horses", "a horse"]], region_features=[image])
+    >>> [round(scores[column][0], 3) for column in ("precision", "recall", "f1")], scorer.layer
+    ([0.657, 0.781, 0.713], 2)
 
     >>> VilbertScoreScorer(layer=7)
     Traceback (most recent call last):
@@ -323,11 +343,12 @@ class VilbertScoreScorer(CaptionScorer):
                                        "references": _span(len(refs) for refs in references)})
 
 
-def _span(counts) -> str:
+def _span(counts: Iterable[int]) -> str:
     """``"5"`` when every count is 5, else ``"lowest-highest"`` (for the hashcode).
 
     >>> _span([100, 100]), _span([36, 100, 50])
     ('100', '36-100')
     """
-    low, high = min(counts := list(counts)), max(counts)
+    counts = list(counts)
+    low, high = min(counts), max(counts)
     return str(low) if low == high else f"{low}-{high}"
