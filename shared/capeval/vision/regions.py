@@ -172,11 +172,12 @@ class RegionFeatures:
         ([[2.0, 3.0], [1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5, 0.25], [0.0, 0.0, 1.0, 1.0, 1.0]])
         """
         features = self.features.astype(np.float32)
-        glob = features.sum(axis=0, keepdims=True) / np.float32(self.num_boxes)
+        summed = features.sum(axis=0, keepdims=True)
         if mean_in_stored_dtype and self.features.dtype == np.float16:
             # torch's fp16 sum accumulates in float32 and rounds once; the division rounds again.
-            summed = features.sum(axis=0, keepdims=True).astype(np.float16).astype(np.float32)
-            glob = (summed / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
+            glob = (summed.astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
+        else:
+            glob = summed / np.float32(self.num_boxes)
         locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
