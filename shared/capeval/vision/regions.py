@@ -120,6 +120,9 @@ class RegionFeatures:
         pixels = _float_array(boxes, "boxes")
         if pixels.ndim != 2 or pixels.shape[1:] != (4,):
             raise RegionFeatureError(f"boxes must be N×4 (x1, y1, x2, y2 in pixels), got shape {pixels.shape}")
+        rows = np.shape(features)[0] if np.ndim(features) else 0
+        if pixels.shape[0] != rows:
+            raise RegionFeatureError(f"boxes must be {rows}×4 to match {rows} feature rows, got shape {pixels.shape}")
         width, height = float(image_width), float(image_height)
         norm_bb = np.concatenate(
             [pixels / np.float32([width, height, width, height]),
@@ -156,9 +159,12 @@ class RegionFeatures:
         area = (x2 - x1) * (y2 - y1) / (width * height)
         return np.stack([x1 / width, y1 / height, x2 / width, y2 / height, area], axis=1).astype(np.float32)
 
-    def vilbert_inputs(self) -> tuple[np.ndarray, np.ndarray]:
+    def vilbert_inputs(self, *, mean_in_stored_dtype: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """ViLBERT's image input: a global region (the mean feature, location ``[0, 0, 1, 1, 1]``) then
         every region, as (N+1) × D features and (N+1) × 5 locations (float32).
+
+        ``mean_in_stored_dtype``: round the mean of fp16 features to fp16 as the released ViLBERTScore data code
+        does (it averages before casting to float32); float32 features are unaffected.
 
         >>> regions = RegionFeatures.from_pixel_boxes([[1.0, 2.0], [3.0, 4.0]], [[0, 0, 50, 100], [0, 0, 100, 200]], 100, 200)
         >>> features, locations = regions.vilbert_inputs()
@@ -166,7 +172,12 @@ class RegionFeatures:
         ([[2.0, 3.0], [1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5, 0.25], [0.0, 0.0, 1.0, 1.0, 1.0]])
         """
         features = self.features.astype(np.float32)
-        glob = features.sum(axis=0, keepdims=True) / np.float32(self.num_boxes)
+        summed = features.sum(axis=0, keepdims=True)
+        if mean_in_stored_dtype and self.features.dtype == np.float16:
+            # torch's fp16 sum accumulates in float32 and rounds once; the division rounds again.
+            glob = (summed.astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
+        else:
+            glob = summed / np.float32(self.num_boxes)
         locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 

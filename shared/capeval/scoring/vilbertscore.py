@@ -1,0 +1,354 @@
+"""ViLBERTScore (Lee et al., Eval4NLP 2020): BERTScore on ViLBERT's image-conditioned text states.
+
+Candidate and reference are each encoded together with the candidate's image; their text-stream outputs
+after one co-attention block are matched greedily by cosine (P over candidate tokens, R over reference
+tokens, F = 2PR/(P+R)), and P, R and F are each averaged over the references.
+
+``mode="code"`` (default) reproduces the released scorer (hwanheelee1993/ViLBERTScore
+``compute_vilbertscore.py``, ``utils.bert_score``, ``dataset.py``):
+
+* text: lower-cased, ``[CLS] pieces [SEP]`` in a fixed window of 37 ids, so captions of more than 35 word
+  pieces are cut and lose [SEP]; the multi-task model inserts task token 7 ("RetrievalCOCO") after [CLS];
+* scored tokens: the 37-long input mask is applied to the 38 outputs shifted by one, so the scored rows are
+  the task-token output and the word pieces ([CLS] and [SEP] are not scored);
+* masked similarity entries are 0, not −∞, and take part in the maxima (a max is never below 0 when the
+  other caption leaves part of its window empty);
+* no IDF, no baseline rescaling; F is the mean of the per-reference F values, not recomputed from the means.
+
+With ``pretrained_model.bin`` (no task token) the released scorer crashes; capeval then scores the word
+pieces inside the same window (rows 1..35 of the 37 outputs) and keeps everything else — an assumption, as
+nobody could run it.
+
+``mode="clean"`` is plain BERTScore on the same states: word pieces only (no [CLS], task token or [SEP]),
+masked pairs excluded (−∞), no fixed window (captions up to the 512 positions). Its numbers are **not
+comparable** with the paper's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from ..backbones.common import pad_ids, pad_rows
+from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..models import load_hf_tokenizer, model_id, resolve_device
+from ..progress import progress
+from ..vision.extractors import RegionExtractor, default_extractor, extract_regions
+from ..vision.regions import RegionFeatures, as_region_feature_list
+from .bertscore import match_one_candidate
+from .matching import normalize_rows
+from .protocol import CaptionScorer, Scores
+
+#: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
+#: and the Conceptual Captions pre-trained model ("ViLBERTScore").
+MULTI_TASK_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/multi_task_model.bin"
+PRETRAINED_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/pretrained_model.bin"
+DEFAULT_TOKENIZER = "bert-base-uncased"
+#: The released text window: [CLS] + up to 35 word pieces + [SEP].
+MAX_LEN = 37
+#: Task token of vilbert-multi-task's "RetrievalCOCO" task, which the released scorer uses.
+RETRIEVAL_COCO_TASK = 7
+MODES = ("code", "clean")
+#: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU, where throughput hardly
+#: depends on it (benchmarks/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
+GPU_BATCH_SIZE, CPU_BATCH_SIZE = 64, 16
+
+
+def released_text_input(pieces: Sequence[int], *, cls_id: int = 101, sep_id: int = 102, max_len: int = MAX_LEN) -> tuple[list[int], list[int]]:
+    """The released data code's ids and input mask: ``[CLS] pieces [SEP]`` right-padded with 0 to ``max_len``,
+    or cut to the first ``max_len`` ids (losing [SEP] beyond 35 pieces).
+
+    >>> ids, mask = released_text_input([1037, 3899, 3216, 1012])     # "a dog runs ."
+    >>> ids[:7], sum(mask), len(ids)
+    ([101, 1037, 3899, 3216, 1012, 102, 0], 6, 37)
+    """
+    ids = [cls_id, *pieces, sep_id][:max_len]
+    padding = [0] * (max_len - len(ids))
+    return ids + padding, [1] * len(ids) + padding
+
+
+@dataclass(frozen=True)
+class ScoredRows:
+    """Which output rows of one encoded caption are scored: ``start..stop−1``, inside a similarity window of
+    ``window`` rows (code mode; ``None``: no window, masked pairs excluded).
+
+    >>> ScoredRows(1, 7, 36).floor, ScoredRows(1, 37, 36).floor, ScoredRows(2, 7, None).floor
+    (0.0, -inf, -inf)
+    """
+
+    start: int
+    stop: int
+    window: int | None
+
+    @property
+    def count(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def floor(self) -> float:
+        """The least value a max over this caption's window can take: 0 where the window has masked (zeroed)
+        entries, −∞ where every entry is a real similarity."""
+        return 0.0 if self.window is not None and self.count < self.window else -math.inf
+
+
+def scored_rows(num_pieces: int, *, task_token: bool, mode: str = "code", max_len: int = MAX_LEN) -> ScoredRows:
+    """The scored output rows of a caption with ``num_pieces`` word pieces.
+
+    Code mode, task token: ``sim[1:-1, 1:-1]`` keeps rows 1..36 of the 38 outputs, and ``input_mask[1:]`` has
+    min(n+1, 36) ones, which land on rows 1..k: the task token and the word pieces. Code mode, no task token
+    (assumed): the word pieces among rows 1..35 of the 37 outputs. Clean mode: exactly the word pieces.
+
+    >>> scored_rows(5, task_token=True), scored_rows(40, task_token=True).count
+    (ScoredRows(start=1, stop=7, window=36), 36)
+    >>> scored_rows(5, task_token=False), scored_rows(40, task_token=False).count
+    (ScoredRows(start=1, stop=6, window=35), 35)
+    >>> scored_rows(5, task_token=True, mode="clean")
+    ScoredRows(start=2, stop=7, window=None)
+    """
+    if mode == "clean":
+        first = 2 if task_token else 1  # after [CLS] and the task token
+        return ScoredRows(first, first + num_pieces, None)
+    if task_token:
+        window = max_len - 1
+        return ScoredRows(1, 1 + min(num_pieces + 1, window), window)
+    window = max_len - 2
+    return ScoredRows(1, 1 + min(num_pieces, window), window)
+
+
+def match_references(candidate: np.ndarray, candidate_rows: ScoredRows, references: Sequence[np.ndarray],
+                     reference_rows: Sequence[ScoredRows]) -> tuple[float, float, float]:
+    """P, R, F of one candidate, each the mean over its references of the greedy cosine match.
+
+    ``candidate`` and each reference hold their scored rows only, L2-normalised. A max over a window with
+    masked entries is at least 0 (:attr:`ScoredRows.floor`); a caption with no scored rows scores 0.
+
+    >>> e = np.eye(3, dtype=np.float32)          # candidate rows e0, e1; references (e0, e1) and (−e1)
+    >>> match_references(e[:2], ScoredRows(1, 3, 36), [e[:2], -e[1:2]], [ScoredRows(1, 3, 36), ScoredRows(1, 2, 36)])
+    (0.5, 0.5, 0.5)
+    >>> match_references(e[:2], ScoredRows(2, 4, None), [e[:2], -e[1:2]], [ScoredRows(2, 4, None), ScoredRows(2, 3, None)])
+    (0.25, 0.5, 0.5)
+    """
+    if candidate_rows.count == 0:
+        return 0.0, 0.0, 0.0
+    p, r, f = match_one_candidate(
+        candidate, np.ones(len(candidate), dtype=np.float32),
+        np.concatenate(references), np.ones(sum(len(ref) for ref in references), dtype=np.float32),
+        [len(ref) for ref in references],
+        precision_floors=np.array([rows.floor for rows in reference_rows]),
+        recall_floors=np.full(len(references), candidate_rows.floor))
+    return average_over_references(p, r, f)
+
+
+def average_over_references(precision: Sequence[float], recall: Sequence[float], f1: Sequence[float]) -> tuple[float, float, float]:
+    """The mean P, R and F over references; F is averaged, not recomputed from the mean P and R.
+
+    >>> [round(v, 4) for v in average_over_references([0.9, 0.5], [0.7, 0.9], [0.7875, 0.6429])]
+    [0.7, 0.8, 0.7152]
+    """
+    return float(np.mean(precision)), float(np.mean(recall)), float(np.mean(f1))
+
+
+def _image_key(regions: RegionFeatures) -> str:
+    """Content hash of the model's image input, so equal images given twice are encoded once."""
+    digest = hashlib.sha1(np.ascontiguousarray(regions.features).tobytes())
+    digest.update(np.ascontiguousarray(regions.vilbert_loc5()).tobytes())
+    return digest.hexdigest()
+
+
+class VilbertScoreScorer(CaptionScorer):
+    """ViLBERTScore P, R and F per caption (see the module docstring).
+
+    Options: ``checkpoint`` (path or URL of a vilbert-multi-task ``.bin``; default the multi-task model,
+    downloaded once into the capeval cache), ``config`` (its architecture JSON; default
+    ``bert_base_6layer_6conect``), ``tokenizer`` (hub id or folder of an uncased WordPiece vocabulary),
+    ``layer`` (the co-attention block whose text output is matched, 1..6; default the last, as released),
+    ``mode`` (``"code"`` or ``"clean"``), ``extractor`` and ``feature_cache_dir`` (for ``images`` without
+    region features; an approximation), ``device``. Models load on the first :meth:`score`.
+
+    Region features: one per caption, any number N ≥ 1 of boxes with 2048-d features and boxes (ViLBERT's
+    ``bbox`` in pixels with ``image_width``/``image_height``, or BUTD's ``norm_bb``). ViLBERT has no fixed box
+    count, so other counts are scored as given, but the published numbers used 100 boxes of vqa-maskrcnn-
+    benchmark's ResNeXt-152 (the box counts go into the hashcode). References: any number ≥ 1 per caption
+    (the paper used 5); every reference is encoded with its candidate's image.
+
+    A random ViLBERT (2 co-attention blocks) and a tiny uncased vocabulary stand in for the released model here:
+
+    >>> import json, tempfile
+    >>> from transformers import BertTokenizer
+    >>> from capeval.backbones.vilbert import read_vilbert_config, save_random_checkpoint
+    >>> folder = tempfile.mkdtemp()
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "two", "men", "riding", "horse", "##s", "on", "."]
+    >>> _ = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True).save_pretrained(folder)
+    >>> with open(f"{folder}/tiny.json", "w") as handle:
+    ...     json.dump({"vocab_size": len(vocab), "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+    ...                "v_hidden_size": 32, "v_num_attention_heads": 4, "v_intermediate_size": 64, "bi_hidden_size": 32,
+    ...                "bi_num_attention_heads": 4}, handle)
+    >>> checkpoint = save_random_checkpoint(f"{folder}/random.bin", read_vilbert_config(f"{folder}/tiny.json"))
+    >>> scorer = VilbertScoreScorer(checkpoint, config=f"{folder}/tiny.json", tokenizer=folder, device="cpu")
+    >>> rng = np.random.default_rng(0)
+    >>> image = {"features": rng.random((100, 2048), dtype=np.float32), "bbox": np.tile([10.0, 20.0, 200.0, 150.0], (100, 1)),
+    ...          "image_width": 640, "image_height": 480}
+    >>> scores = scorer.score(["Two men riding horses."], [["men riding horses", "a horse"]], region_features=[image])
+    >>> [round(scores[column][0], 3) for column in ("precision", "recall", "f1")], scorer.layer
+    ([0.657, 0.781, 0.713], 2)
+
+    >>> VilbertScoreScorer(layer=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: layer must be a co-attention block in 1..6 (this config has 6 blocks), got 7
+    """
+
+    name = "vilbertscore"
+    primary = "f1"
+    needs_images = True
+    value_range = (-1.0, 1.0)
+
+    def __init__(self, checkpoint: str = MULTI_TASK_CHECKPOINT, *, config: str | None = None, tokenizer: str = DEFAULT_TOKENIZER,
+                 layer: int | None = None, mode: str = "code", extractor: RegionExtractor | None = None,
+                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+        if extractor is not None and not isinstance(extractor, RegionExtractor):
+            raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
+        try:
+            architecture = read_vilbert_config(config)
+        except ValueError as error:
+            raise ValueError(f"config: {error}") from error
+        blocks = architecture.num_coattention_blocks
+        layer = blocks if layer is None else layer
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= blocks:
+            raise ValueError(f"layer must be a co-attention block in 1..{blocks} (this config has {blocks} blocks), got {layer!r}")
+        self.checkpoint = str(checkpoint)
+        self.config = None if config is None else str(config)
+        self.architecture = architecture
+        self.tokenizer_name = str(tokenizer)
+        self.layer = layer
+        self.mode = mode
+        self.extractor = extractor
+        self.feature_cache_dir = feature_cache_dir
+        self.device = resolve_device(device)
+        self._model: VilbertModel | None = None
+        self._tokenizer: Any = None
+
+    def options(self) -> dict[str, Any]:
+        return {"checkpoint": model_id(self.checkpoint), "config": DEFAULT_CONFIG_NAME if self.config is None else model_id(self.config),
+                "tokenizer": model_id(self.tokenizer_name), "layer": self.layer, "mode": self.mode}
+
+    def model(self) -> VilbertModel:
+        """The ViLBERT (loaded on first use, shared through capeval's model cache)."""
+        if self._model is None:
+            self._model = load_vilbert(self.checkpoint, config=self.config, device=self.device)
+        return self._model
+
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512)
+            vocab = self.architecture.vocab_size
+            if len(tokenizer) > vocab:
+                raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the model's vocabulary has "
+                                 f"{vocab}; ViLBERT needs bert-base-uncased")
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def word_pieces(self, captions: Sequence[str]) -> list[list[int]]:
+        """The word-piece ids of each lower-cased caption (no special tokens)."""
+        return self.tokenizer()([caption.lower() for caption in captions], add_special_tokens=False)["input_ids"] if captions else []
+
+    def model_input_ids(self, captions: Sequence[str], pieces: Sequence[Sequence[int]]) -> list[list[int]]:
+        """Model input ids per caption: its word pieces in ``[CLS] … [SEP]``, cut to the 37-id window in code
+        mode; in clean mode a caption longer than the position table raises ``ValueError``."""
+        tokenizer = self.tokenizer()
+        if self.mode == "code":
+            windows = [released_text_input(p, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id) for p in pieces]
+            return [ids[: sum(mask)] for ids, mask in windows]  # padding is masked, so it need not be fed
+        ids = [[tokenizer.cls_token_id, *p, tokenizer.sep_token_id] for p in pieces]
+        limit = self.architecture.max_position_embeddings
+        for caption, seq in zip(captions, ids):
+            if len(seq) > limit:
+                raise ValueError(f"the caption {caption[:40]!r}… has {len(seq)} tokens; ViLBERT's position table holds {limit}")
+        return ids
+
+    def _regions(self, count: int, images: list | None, region_features: list | None,
+                 show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
+        """Region features per caption and what produced them; their shape is checked against the model."""
+        if region_features is not None:
+            regions, source = as_region_feature_list(region_features), "precomputed"
+        elif images is not None:
+            extractor = self.extractor or default_extractor()
+            regions = extract_regions(images, extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
+            source = extractor.describe()
+        else:
+            raise ValueError("ViLBERTScore encodes captions with their image: pass region_features=[...] (ViLBERT features, one per "
+                             "caption) or images=[...] with an extractor")
+        if len(regions) != count:
+            raise ValueError(f"got {count} predictions but {len(regions)} region features; they must match")
+        width = self.architecture.v_feature_size
+        for i, item in enumerate(regions):
+            if item.feature_dim != width:
+                raise ValueError(f"region_features[{i}] has {item.feature_dim}-d features; this ViLBERT takes {width}-d "
+                                 "(vqa-maskrcnn-benchmark ResNeXt-152 fc6)")
+        return regions, source
+
+    def encode(self, pairs: Sequence[tuple[str, int]], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
+               show_progress: bool | None = None) -> dict[tuple[str, int], tuple[np.ndarray, ScoredRows]]:
+        """The scored rows (L2-normalised, float32) of each distinct (caption, image index) pair, with their
+        :class:`ScoredRows`; pairs go through the model in batches of similar length."""
+        model = self.model()
+        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
+        captions = list(dict.fromkeys(caption for caption, _ in pairs))
+        pieces = self.word_pieces(captions)
+        ids = dict(zip(captions, self.model_input_ids(captions, pieces)))
+        num_pieces = {caption: len(p) for caption, p in zip(captions, pieces)}
+        image_inputs = {i: regions[i].vilbert_inputs(mean_in_stored_dtype=self.mode == "code") for i in {i for _, i in pairs}}
+        order = sorted(pairs, key=lambda pair: (len(ids[pair[0]]), len(image_inputs[pair[1]][0])))
+        task_id = RETRIEVAL_COCO_TASK if model.task_token else None
+        encoded: dict[tuple[str, int], tuple[np.ndarray, ScoredRows]] = {}
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        with torch.inference_mode():
+            for batch in progress(batches, desc="ViLBERTScore", show=show_progress):
+                input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
+                features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
+                locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
+                tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
+                states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                for row, (caption, image) in enumerate(batch):
+                    rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
+                    encoded[caption, image] = (normalize_rows(states[row, rows.start : rows.stop]).cpu().numpy(), rows)
+        return encoded
+
+    def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
+              region_features: list | None = None, batch_size: int | None = None, show_progress: bool | None = None) -> Scores:
+        if references is None:
+            raise ValueError("ViLBERTScore needs references: pass one list of reference captions per prediction")
+        regions, source = self._regions(len(predictions), images, region_features, show_progress)
+        # One index per distinct image, so a caption shared by predictions of the same image is encoded once.
+        first_of_image: dict[str, int] = {}
+        image_of = [first_of_image.setdefault(_image_key(item), i) for i, item in enumerate(regions)]
+        pairs = list(dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (predictions[i], *refs)))
+        encoded = self.encode(pairs, regions, batch_size=batch_size, show_progress=show_progress)
+        columns: dict[str, list[float]] = {"precision": [], "recall": [], "f1": []}
+        for i, (prediction, refs) in enumerate(zip(predictions, references)):
+            candidate, candidate_rows = encoded[prediction, image_of[i]]
+            matched = [encoded[ref, image_of[i]] for ref in refs]
+            values = match_references(candidate, candidate_rows, [rows for rows, _ in matched], [scored for _, scored in matched])
+            for name, value in zip(columns, values):
+                columns[name].append(value)
+        kinds = ",".join(sorted({item.kind for item in regions}))
+        return Scores(columns, inputs={"features": f"{kinds}:{source}", "boxes": _span(item.num_boxes for item in regions),
+                                       "references": _span(len(refs) for refs in references)})
+
+
+def _span(counts: Iterable[int]) -> str:
+    """``"5"`` when every count is 5, else ``"lowest-highest"`` (for the hashcode).
+
+    >>> _span([100, 100]), _span([36, 100, 50])
+    ('100', '36-100')
+    """
+    counts = list(counts)
+    low, high = min(counts), max(counts)
+    return str(low) if low == high else f"{low}-{high}"
