@@ -1,4 +1,4 @@
-"""Speed and peak memory of UMIC with precomputed region features on CPU: batched vs one caption per forward.
+"""Speed and peak memory of UMIC with precomputed region features (CPU, or --device cuda): batched vs one caption per forward.
 
 A randomly initialised UNITER-base (the real architecture: 12 layers, hidden 768, vocabulary 28996) stands in
 for umic.pt, which cannot be downloaded here, and a WordPiece vocabulary built from the captions stands in for
@@ -14,7 +14,7 @@ one-caption-per-forward loop (the released scorer's behaviour at batch size 1), 
 difference between them, and peak resident memory. Peak memory is the process's high-water mark: the loop runs
 first, so the batched run's figure includes anything extra it needs.
 
-Usage: python benchmarks/bench_umic.py [--limit N] [--loop N] [--threads N]
+Usage: python benchmarks/bench_umic.py [--limit N] [--loop N] [--threads N] [--device cuda]
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=96, help="captions scored one by one (its rate is per caption)")
     parser.add_argument("--batch-size", type=int, default=None, help="captions per batch (default: the scorer's default)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -91,9 +92,10 @@ def main() -> None:
         BertTokenizer(vocab=vocab, do_lower_case=False, model_max_length=512).save_pretrained(folder)
         checkpoint = save_random_checkpoint(Path(folder) / "umic-random-base.pt", uniter_config(), seed=0, std=0.02)
         before = peak_rss_mib()
-        scorer = UmicScorer(checkpoint, folder, device="cpu")
+        scorer = UmicScorer(checkpoint, folder, device=args.device)
         model_mib = peak_rss_mib() - before
-        print(f"UMIC on CPU: UNITER-base with random weights ({sum(p.numel() for p in scorer.model.parameters()) / 1e6:.0f}M parameters), "
+        where = torch.cuda.get_device_name() if scorer.device.type == "cuda" else "CPU"
+        print(f"UMIC on {where}: UNITER-base with random weights ({sum(p.numel() for p in scorer.model.parameters()) / 1e6:.0f}M parameters), "
               f"{len(captions)} Flickr8k-Expert captions, vocabulary {len(vocab)}; torch threads = {torch.get_num_threads()}; "
               f"model load raised peak RSS by {model_mib:.0f} MiB")
         print("\n| features | run | captions | captions/s | seconds | peak RSS (MiB) |")

@@ -6,7 +6,7 @@ repository's ``metrics/`` folder) and a scorer class in :mod:`capeval.scoring`. 
 configurations run without downloading weights (``offline_runs``), for demos on a bare machine.
 
 >>> sorted(METRICS)
-['bert_tbr', 'bleu', 'cider', 'meteor', 'rouge', 'smurf', 'umic']
+['bert_tbr', 'bleu', 'cider', 'meteor', 'rouge', 'smurf', 'umic', 'vilbertscore']
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
 """
@@ -90,6 +90,8 @@ METRICS: dict[str, MetricEntry] = {entry.name: entry for entry in (
                    "SMURF's semantic part; SPURTS/MIMA need distilroberta-base/distilbert-base-uncased", key="sparcs"),
     )),
     MetricEntry("umic", "UMIC", "capeval.scoring.umic:UmicScorer", ("umic",), False, True, False),
+    MetricEntry("vilbertscore", "ViLBERTScore", "capeval.scoring.vilbertscore:VilbertScoreScorer", ("precision", "recall", "f1"),
+                True, True, False),
     MetricEntry("bleu", "BLEU", "capeval.scoring.coco:BleuScorer", ("bleu",), True, False, True, (
         OfflineRun("bleu", "BLEU-4"),
     )),

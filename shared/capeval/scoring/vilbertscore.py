@@ -38,8 +38,8 @@ from ..backbones.common import pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import RegionExtractor, default_extractor, extract_regions
-from ..vision.regions import RegionFeatures, as_region_feature_list
+from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.regions import RegionFeatures
 from .bertscore import match_one_candidate
 from .matching import normalize_rows
 from .protocol import CaptionScorer, Scores
@@ -213,8 +213,6 @@ class VilbertScoreScorer(CaptionScorer):
                  feature_cache_dir: str | None = None, device: str | torch.device | None = None):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
-        if extractor is not None and not isinstance(extractor, RegionExtractor):
-            raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
         try:
             architecture = read_vilbert_config(config)
         except ValueError as error:
@@ -229,7 +227,7 @@ class VilbertScoreScorer(CaptionScorer):
         self.tokenizer_name = str(tokenizer)
         self.layer = layer
         self.mode = mode
-        self.extractor = extractor
+        self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device)
         self._model: VilbertModel | None = None
@@ -276,15 +274,8 @@ class VilbertScoreScorer(CaptionScorer):
     def _regions(self, count: int, images: list | None, region_features: list | None,
                  show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
         """Region features per caption and what produced them; their shape is checked against the model."""
-        if region_features is not None:
-            regions, source = as_region_feature_list(region_features), "precomputed"
-        elif images is not None:
-            extractor = self.extractor or default_extractor()
-            regions = extract_regions(images, extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-            source = extractor.describe()
-        else:
-            raise ValueError("ViLBERTScore encodes captions with their image: pass region_features=[...] (ViLBERT features, one per "
-                             "caption) or images=[...] with an extractor")
+        regions, source = regions_for("ViLBERTScore", "ViLBERT features", images=images, region_features=region_features,
+                                      extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         if len(regions) != count:
             raise ValueError(f"got {count} predictions but {len(regions)} region features; they must match")
         width = self.architecture.v_feature_size
