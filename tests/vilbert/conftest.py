@@ -76,7 +76,7 @@ def tiny_vilbert(tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_d
 
     def build(kind: str = "multi_task", **options):
         return VilbertScoreScorer(tiny_checkpoints[kind], config=tiny_vilbert_config_path, tokenizer=vilbert_tokenizer_dir,
-                                  device="cpu", **options)
+                                  **{"device": "cpu", **options})
 
     return build
 
