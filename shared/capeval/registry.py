@@ -97,7 +97,7 @@ METRICS: dict[str, MetricEntry] = {entry.name: entry for entry in (
         OfflineRun("rouge", "ROUGE-L"),
     )),
     MetricEntry("cider", "CIDEr-D", "capeval.scoring.coco:CiderScorer", ("cider",), True, False, True, (
-        OfflineRun("cider", "CIDEr-D", note="document frequencies from the references of the scored rows"),
+        OfflineRun("cider", "CIDEr-D"),
     )),
     MetricEntry("meteor", "METEOR", "capeval.scoring.coco:MeteorScorer", ("meteor",), True, False, True, (
         OfflineRun("meteor", "METEOR", note="METEOR 1.5 jar; the JVM takes ~20 s to start",
