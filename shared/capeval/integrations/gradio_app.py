@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..inputs import check_inputs
-from ..metric_base import scorer_options
 from ..models import ModelUnavailableError
-from ..registry import OfflineRun, entry, module_path, offline_runs
+from ..registry import OfflineRun, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores
+from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -86,11 +85,6 @@ def with_space_idf(scorer_class: type, options: dict) -> dict:
     if "idf" in scorer_options(scorer_class) and "idf" not in options and "idf_sentences" not in options:
         return {**options, "idf": SPACE_IDF}
     return options
-
-
-def idf_note(scorer: CaptionScorer) -> str:
-    idf = getattr(scorer, "idf", "corpus")
-    return "" if idf == "corpus" else f"IDF from the {idf.capitalize()} references shipped with capeval"
 
 
 def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
@@ -155,12 +149,6 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         raise ValueError(f"The model of this metric is not available on this Space: {error}") from error
     except (TypeError, OSError, RuntimeError) as error:
         raise ValueError(str(error)) from error
-
-
-def main_column(scorer: CaptionScorer, scores: Scores) -> str:
-    """The column a chart shows: the scorer's primary one, or its first when a configuration leaves it out
-    (SMURF with ``components=["sparcs"]``)."""
-    return scorer.primary if scorer.primary in scores else next(iter(scores))
 
 
 def candidate_labels(candidates: Sequence[str]) -> list[str]:

@@ -22,19 +22,19 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..inputs import check_inputs
-from ..registry import entry
+from ..registry import build_scorer
 from ..scoring.protocol import CaptionScorer
 
 #: A metric as the hook takes it: a registry name, (name, constructor options), or a built scorer.
 MetricSpec = str | tuple[str, Mapping[str, Any]] | CaptionScorer
 
 
-def build_scorer(spec: MetricSpec) -> CaptionScorer:
+def scorer_for(spec: MetricSpec) -> CaptionScorer:
     """The scorer of one metric spec (options are checked now, models load on first use)."""
     if isinstance(spec, CaptionScorer):
         return spec
     name, options = (spec, {}) if isinstance(spec, str) else spec
-    return entry(name).scorer_class()(**dict(options))
+    return build_scorer(name, dict(options))
 
 
 class CaptionEvaluator:
@@ -49,7 +49,7 @@ class CaptionEvaluator:
                  images: Sequence[Any] | None = None, region_features: Sequence[Any] | None = None):
         if not metrics:
             raise ValueError("metrics is empty: name at least one capeval metric, e.g. ['bleu', 'cider']")
-        self.scorers = [build_scorer(spec) for spec in metrics]
+        self.scorers = [scorer_for(spec) for spec in metrics]
         self.references = None if references is None else [list(refs) for refs in references]
         self.images = images
         self.region_features = region_features
