@@ -225,7 +225,9 @@ class BertTbrScorer(CaptionScorer):
         self.device = device
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
-            self.beta = self.layer = None
+            # The unigram variant weighs no word by IDF, so IDF options do not apply.
+            self.beta = self.layer = self.idf_sentences = None
+            self.idf = "corpus"
             return
         if beta is None:
             if self.model_name not in DEFAULT_BETAS:
