@@ -55,6 +55,9 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
         assert f"capeval/metric_modules/{metric}/{metric}.py" in names and f"capeval/metric_modules/{metric}/README.md" in names
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
+    for resource in ("bert_tbr_stop_words.txt", "sample_captions.json", "flickr8k_references.json.gz", "sample_image.jpg",
+                     "sample_image_butd.npz", "smurf_golden.parquet"):
+        assert f"capeval/resources/{resource}" in names
 
 
 def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):

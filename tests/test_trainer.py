@@ -72,13 +72,14 @@ def test_references_are_encoded_once_across_evaluations(tiny_bert_path, monkeypa
     from capeval.text.encoder import get_text_encoder
 
     evaluator = CaptionEvaluator([("bert_tbr", {"model_name": tiny_bert_path, "layer": 2, "beta": 0.4})], references=REFERENCES)
-    first = evaluator.evaluate_texts(["a dog", "two horses", "a cat", "a child", "a bike"])
+    predictions = ["a zebra", "two ponies", "a kitten", "a toddler", "a tricycle"]  # not encoded by other tests
+    first = evaluator.evaluate_texts(predictions)
     encoder = get_text_encoder(tiny_bert_path, layer=2)
     encoded_batches = []
     original = encoder.forward_ids
     monkeypatch.setattr(encoder, "forward_ids", lambda ids, **kw: encoded_batches.append(len(ids)) or original(ids, **kw))
-    assert evaluator.evaluate_texts(["a dog", "two horses", "a cat", "a child", "a bike"]) == first
-    evaluator.evaluate_texts(["a dog runs", "horses", "a cat", "a child", "a bike"])
+    assert evaluator.evaluate_texts(predictions) == first
+    evaluator.evaluate_texts(["a zebra grazes", "ponies trot", *predictions[2:]])
     assert encoded_batches == [2]  # nothing the second time; only the two new predictions the third
 
 

@@ -13,14 +13,11 @@ import json
 import sys
 from pathlib import Path
 
+from .benchmarks.cli import UsageError
 from .samples import sample_captions as load_sample
 
 #: Above this many rows the per-caption table goes to --output only.
 PRINTED_ROWS = 20
-
-
-class UsageError(Exception):
-    """A mistake on the command line (an unknown metric, option or protocol key): reported in one line, exit 2."""
 
 
 def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:

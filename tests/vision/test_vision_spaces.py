@@ -56,3 +56,9 @@ def test_suite_scores_the_image_metrics_with_the_text_ones(serve, tiny_umic):
     # Without an image the text metrics still score and the image metric says why it did not.
     table, *_, skipped = client.predict(None, None, "\n".join(SAMPLE_IMAGE_CANDIDATES), references, api_name="/score")
     assert "UMIC (tiny random weights): needs an image" in skipped and "BLEU-4" in table["headers"]
+
+
+def test_default_umic_space_offline_says_the_checkpoint_is_missing(serve, sample_features):
+    client = serve(build_metric_space("umic"))  # the released umic.pt cannot be downloaded offline
+    with pytest.raises(AppError, match="umic.pt"):
+        client.predict(None, handle_file(str(sample_features)), "two men riding horses", api_name="/score")

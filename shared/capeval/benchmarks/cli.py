@@ -11,7 +11,9 @@ import argparse
 import json
 from pathlib import Path
 
-from capeval.cli import UsageError
+
+class UsageError(Exception):
+    """A mistake on the command line (an unknown metric, option or protocol key): one line on stderr, exit code 2."""
 
 
 def parse_assignments(pairs: list[str] | None, flag: str) -> dict:

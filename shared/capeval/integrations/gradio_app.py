@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
-from ..registry import OfflineRun, entry, idf_note, module_path, offline_runs
+from ..registry import OfflineRun, build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
 from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
 from ..text.reference_corpus import REFERENCE_CORPORA
@@ -80,15 +80,17 @@ class SpaceMetric:
     note: str = ""
 
 
-def with_space_idf(scorer_class: type, options: dict) -> dict:
-    """``options`` plus ``idf=SPACE_IDF`` for scorers that take an ``idf`` option and were given none."""
-    if "idf" in scorer_options(scorer_class) and "idf" not in options and "idf_sentences" not in options:
-        return {**options, "idf": SPACE_IDF}
-    return options
+def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
+    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when it takes an ``idf`` option and none was given."""
+    options = dict(options)
+    if "idf" in scorer_options(entry(name).scorer_class()) and "idf" not in options and "idf_sentences" not in options:
+        options["idf"] = SPACE_IDF
+    return build_scorer(name, options)
 
 
 def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
-    scorer = entry(run.metric).scorer_class()(**with_space_idf(entry(run.metric).scorer_class(), options))
+    """An offline configuration of the registry, labelled with its note and where its IDF comes from."""
+    scorer = space_scorer(run.metric, options)
     return SpaceMetric(run.label, scorer, "; ".join(part for part in (run.note, idf_note(scorer)) if part))
 
 
@@ -105,7 +107,7 @@ def space_metric(name: str, options: Mapping[str, Any] | None = None) -> SpaceMe
     """Metric ``name`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
     configuration when its models load here, else the registry's first offline stand-in, labelled."""
     metric = entry(name)
-    scorer = metric.scorer_class()(**with_space_idf(metric.scorer_class(), dict(options or {})))
+    scorer = space_scorer(name, options or {})
     if options or metric.offline or metric.needs_images or loads(scorer):
         return SpaceMetric(metric.title, scorer, idf_note(scorer))
     for run in metric.offline_runs:
