@@ -11,6 +11,9 @@ from setuptools import find_namespace_packages, setup
 
 SHIPPED_FOLDERS = {"capeval.metric_modules": "metrics", "capeval.hub_datasets": "hub"}
 SHIPPED_FILES = ["*.py", "*.md", "*.txt", "*.parquet"]
+#: The library's own data (stop words, samples, reference corpus); listed here because setup()'s package_data
+#: replaces setup.cfg's.
+RESOURCE_FILES = ["*.txt", "*.json", "*.json.gz", "*.parquet", "*.md", "*.jpg", "*.npz"]
 
 
 def folder_packages(package: str, folder: str) -> list[str]:
@@ -23,6 +26,5 @@ shipped = [name for package, folder in SHIPPED_FOLDERS.items() for name in folde
 setup(
     packages=find_namespace_packages("shared", include=["capeval", "capeval.*"]) + shipped,
     package_dir={"": "shared", **SHIPPED_FOLDERS},
-    # All package data is listed here: setup() arguments replace setup.cfg's [options.package_data].
-    package_data={"capeval.resources": ["*.txt", "*.json", "*.parquet", "*.md"], **{name: SHIPPED_FILES for name in shipped}},
+    package_data={"capeval.resources": RESOURCE_FILES, **{name: SHIPPED_FILES for name in shipped}},
 )

@@ -8,7 +8,8 @@ A Space gets capeval as a wheel beside its ``app.py``: this script builds the wh
 (``pip wheel --no-deps .``), stages each folder with it in a temporary directory, and uploads the stage
 with ``HfApi.create_repo(..., repo_type="space", space_sdk="gradio", exist_ok=True)`` and
 ``HfApi.upload_folder``. Each ``requirements.txt`` names that wheel (``./capeval-<version>-py3-none-any.whl``
-with the extras it needs), so the Space installs exactly the code of the checkout.
+with the extras it needs), so the Space installs exactly the code of the checkout. The leaderboard Space also
+gets the harness's stored results (``benchmarks/results/baselines``: ``results.json`` and any scatter plots).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {p.name: p for root in (REPO / "metrics", REPO / "spaces") for p in sorted(root.iterdir())
            if (p / "app.py").is_file()}
+#: Files a Space shows that live elsewhere in the checkout, copied beside its app.py.
+EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "benchmarks" / "results" / "baselines").glob("results.json"))
+               + sorted((REPO / "benchmarks" / "results" / "baselines").glob("scatter_*.png"))}
 
 
 def build_wheel(out_dir: Path) -> Path:
@@ -40,6 +44,8 @@ def stage(folder: Path, wheel: Path, root: Path) -> Path:
     if f"./{wheel.name}[" not in requirements:
         raise SystemExit(f"{folder}/requirements.txt does not name ./{wheel.name}[...]; update it to this version")
     shutil.copy2(wheel, target / wheel.name)
+    for extra in EXTRA_FILES.get(folder.name, list)():
+        shutil.copy2(extra, target / extra.name)
     return target
 
 

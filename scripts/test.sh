@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up .venv and run the whole test suite (offline).
+# Set up .venv (and Debian's chromium for the browser test, where possible) and run the whole test suite (offline).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
+bash scripts/install_browser.sh
 export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
 .venv/bin/python -m pytest -q "$@"

@@ -55,3 +55,22 @@ def load_metric():
         return evaluate.load(str(METRICS / name), *args, **kwargs)
 
     return load
+
+
+@pytest.fixture
+def serve():
+    """``serve(demo)``: launch a Gradio app on 127.0.0.1 (a free port) and return a ``gradio_client.Client``;
+    every app is closed after the test."""
+    pytest.importorskip("gradio")
+    from gradio_client import Client
+
+    launched = []
+
+    def launch(demo):
+        demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+        launched.append(demo)
+        return Client(demo.local_url, verbose=False)
+
+    yield launch
+    for demo in launched:
+        demo.close()

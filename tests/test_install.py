@@ -60,6 +60,9 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
             assert f"capeval/resources/{resource.name}" in names, resource.name
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
+    for resource in ("bert_tbr_stop_words.txt", "sample_captions.json", "flickr8k_references.json.gz", "sample_image.jpg",
+                     "sample_image_butd.npz", "smurf_golden.parquet"):
+        assert f"capeval/resources/{resource}" in names
 
 
 def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
@@ -84,10 +87,11 @@ def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp
     publish = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(publish)
     assert wheel.name == f"capeval-{capeval.__version__}-py3-none-any.whl"
-    assert {"bleu", "umic", "suite"} <= set(publish.FOLDERS)
+    assert {"bleu", "umic", "suite", "leaderboard"} <= set(publish.FOLDERS)
     for name, folder in publish.FOLDERS.items():
         staged = publish.stage(folder, wheel, tmp_path)
         assert (staged / wheel.name).is_file() and (staged / "app.py").is_file(), name
+    assert (tmp_path / "leaderboard" / "results.json").is_file()  # the stored harness results travel with the Space
     # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
                    cwd=tmp_path / "bleu", check=True)

@@ -1,55 +1,117 @@
-"""The metric Spaces: handlers called directly, and one app served over loopback."""
+"""The Spaces as a visitor meets them: each app served on 127.0.0.1 and called with gradio_client, its numbers
+equal to a direct compute; errors raised to the client; the leaderboard's table equal to the stored results."""
 
 import importlib.util
+import json
 
 import pytest
 
-from capeval.integrations.gradio_app import build_text_demo, make_text_handler
+import capeval
+from capeval.integrations.gradio_app import build_suite_space, metric_card, suite_metrics
+from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
+from gradio_client.exceptions import AppError  # noqa: E402
+
+CANDIDATES = ["a man riding a horse", "A man rides a brown horse ."]
+REFERENCES = ["A man rides a brown horse .", "a man on a horse", "a rider on a horse in a field"]
 
 
 def load_app(folder):
-    spec = importlib.util.spec_from_file_location(f"{folder.name}_app", folder / "app.py")
+    spec = importlib.util.spec_from_file_location(f"{folder.parent.name}_{folder.name}_app", folder / "app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_bert_tbr_app_builds_and_reports_a_missing_checkpoint(repo_root):
-    app = load_app(repo_root / "metrics" / "bert_tbr")
-    assert isinstance(app.demo, gr.Blocks)
-    result = make_text_handler(app.metric)("a dog runs", "a dog running\na brown dog")
-    # Offline the paper's bert-base-uncased is absent: the Space shows the error instead of crashing.
-    assert "bert-base-uncased" in result["error"]
+def table_columns(table: dict) -> dict[str, list]:
+    """A Dataframe value as gradio_client returns it, by column."""
+    return {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
 
 
-def test_handler_scores_with_real_weights(load_metric, minilm_path):
-    handler = make_text_handler(load_metric("bert_tbr", model_name=minilm_path, layer=6, beta=0.4))
-    result = handler("a brown dog runs across the grass", "a brown dog runs across the grass\n\na dog running on grass")
-    assert 0.0 < result["scores"] <= 1.0 and result["bert_tbr"] == result["scores"]
-    assert handler("a dog", "  \n")["error"].startswith("references[0] is empty")
+def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[float]]:
+    """The module's per-caption values of the columns a Space shows, rounded as it rounds them."""
+    result = metric.compute(predictions=predictions, references=references)
+    key = {metric.scorer.primary: "scores"}
+    return {column: [round(v, 4) for v in result[key.get(column, column)]] for column in shown if column != "candidate"}
 
 
-def test_app_answers_over_loopback(load_metric, tmp_path):
-    from gradio_client import Client
-
-    demo = build_text_demo(load_metric("bert_tbr", mode="unigram"), title="BERT-TBR (unigram)", description="test")
-    demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True)
-    try:
-        client = Client(demo.local_url, verbose=False)
-        result = client.predict("a man riding a horse", "A man rides a brown horse .\na man on a horse", api_name="/score")
-        assert result["scores"] == 0.5
-    finally:
-        demo.close()
+def space_options(name, minilm_path):
+    """What each Space runs offline: the registry's stand-in where the paper's model is absent, IDF from Flickr8k."""
+    return {"bleu": {}, "rouge": {}, "cider": {"idf": "flickr8k"}, "smurf": {"components": ["sparcs"]},
+            "bert_tbr": {"model_name": minilm_path, "layer": 6, "beta": 0.4, "idf": "flickr8k"}}[name]
 
 
-def test_suite_space_scores_with_every_offline_metric(repo_root):
-    app = load_app(repo_root / "spaces" / "suite")
-    metrics = [m for m in app.load_metrics() if m[0] != "METEOR"]  # the JVM start is slow; METEOR has its own tests
-    rows = app.make_handler(metrics)("a man riding a horse", "A man rides a brown horse .\na man on a horse")
-    scores = {label: value for label, value, _ in rows}
-    assert scores["BERT-TBR (unigram)"] == "0.5000"
-    assert {"BERT-TBR", "SPARCS", "BLEU-4", "ROUGE-L", "CIDEr-D"} <= set(scores)
-    assert isinstance(app.build_demo(metrics), gr.Blocks)
+@pytest.mark.parametrize("name", ["bleu", "rouge", "cider", "smurf", "bert_tbr"])
+def test_metric_space_scores_like_compute(name, repo_root, serve, minilm_path):
+    app = load_app(repo_root / "metrics" / name)
+    client = serve(app.demo)
+    table, chart, details = client.predict("\n".join(CANDIDATES), "\n".join(REFERENCES), api_name="/score")
+    columns = table_columns(table)
+    assert columns["candidate"] == CANDIDATES
+    metric = capeval.load(name, **space_options(name, minilm_path))
+    assert {k: v for k, v in columns.items() if k != "candidate"} == expected_columns(metric, list(columns), CANDIDATES, [REFERENCES] * 2)
+    assert all(len(str(v).split(".")[-1]) <= 4 for values in columns.values() for v in values if isinstance(v, float))
+    with pytest.raises(AppError, match="Type at least one candidate caption"):
+        client.predict("  \n", "\n".join(REFERENCES), api_name="/score")
 
+
+def test_stand_ins_are_labelled_and_one_caption_gets_a_cider(repo_root):
+    bert_tbr = load_app(repo_root / "metrics" / "bert_tbr").demo
+    notes = " ".join(str(block.value) for block in bert_tbr.blocks.values() if isinstance(block, gr.Markdown))
+    assert "Offline stand-in" in notes and "all-MiniLM-L6-v2" in notes and "IDF from the Flickr8k references" in notes
+    assert "# Metric Card for BERT-TBR" in notes  # the card, rendered below the app
+    one = capeval.load("cider", idf="flickr8k").compute(predictions=[REFERENCES[0]], references=[REFERENCES])
+    assert one["cider"] > 3.0  # the corpus-IDF default gives 0 for a one-caption corpus
+    assert capeval.load("cider").compute(predictions=[REFERENCES[0]], references=[REFERENCES])["cider"] == 0.0
+
+
+def test_every_metric_card_renders():
+    for name in capeval.registry.METRICS:
+        header, body = metric_card(name)
+        assert header["sdk"] == "gradio" and body.startswith("# Metric Card"), name
+
+
+def test_suite_space_side_by_side(serve):
+    metrics = [m for m in suite_metrics() if m.label != "METEOR"]  # the JVM start is slow; METEOR has its own tests
+    client = serve(build_suite_space(metrics))
+    table, chart, breakdown, details, skipped = client.predict(None, None, "\n".join(CANDIDATES), "\n".join(REFERENCES),
+                                                               api_name="/score")
+    columns = table_columns(table)
+    assert {"BERT-TBR", "BERT-TBR (unigram)", "SPARCS", "BLEU-4", "ROUGE-L", "CIDEr-D"} <= set(columns)
+    assert columns["BERT-TBR (unigram)"][0] == 0.3333
+    bleu = capeval.load("bleu").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
+    cider = capeval.load("cider", idf="flickr8k").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
+    assert columns["BLEU-4"] == [round(v, 4) for v in bleu["scores"]]
+    assert columns["CIDEr-D"] == [round(v, 4) for v in cider["scores"]]
+    parts = table_columns(breakdown)
+    assert {"metric", "output", "value"} <= set(parts) and "sparcs" in parts["output"]
+    assert skipped == ""
+    with pytest.raises(AppError, match="Type at least one candidate caption"):
+        client.predict(None, None, "", "a dog", api_name="/score")
+
+
+def test_leaderboard_shows_the_stored_results(serve):
+    stored = json.loads(baseline_results().read_text())
+    client = serve(build_leaderboard_space())
+    table = table_columns(client.predict(["Flickr8k-Expert"], ["tau-b"], "cider", api_name="/filter"))
+    cider = next(r for r in stored if r["metric"] == "cider" and r["benchmark"] == "flickr8k_expert")
+    expected = [row for row in cider["rows"] if row["statistic"] == "tau-b"]
+    assert table["row set"] == [row["row_set"] for row in expected] == ["P1 mean", "P2 all"]
+    assert table["value"] == [round(row["value"], 3) for row in expected]
+    assert table["95% interval"][0] == f"[{expected[0]['low']:.3f}, {expected[0]['high']:.3f}]"
+    points = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
+    assert points["columns"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
+    assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
+
+
+def test_details_become_a_table():
+    from capeval.integrations.gradio_app import details_table
+    from capeval.scoring.protocol import Scores
+
+    scores = Scores({"qace": [0.5, 0.25]}, details={"questions": [
+        [{"question": "What rides?", "answer": "men", "predicted_answer": "men", "f1": 1.0, "bertscore": 0.987654}],
+        [{"question": "Where?", "answer": "arena", "predicted_answer": "field", "f1": 0.0, "bertscore": 0.412345}]]})
+    rows = details_table(["two men ride", "a dog"], scores, "QACE").to_dict("records")
+    assert rows[1] == {"candidate": "a dog", "metric": "QACE", "detail": "questions", "question": "Where?", "answer": "arena",
+                       "predicted_answer": "field", "f1": 0.0, "bertscore": 0.4123}

@@ -1,26 +1,18 @@
-"""Space app for BERT-TBR: `python app.py` (the metric loads from this folder, so it works offline too)."""
+"""Space app for BERT-TBR: `python app.py` (capeval installed: the Space ships its wheel beside this file).
 
-from pathlib import Path
+The paper's bert-base-uncased (layer 8, β = 0.4) when it loads, else all-MiniLM-L6-v2, labelled on the page;
+CAPEVAL_BERT_TBR_MODEL (plus _LAYER/_BETA) point at another checkpoint. IDF comes from the Flickr8k references
+shipped with capeval, so a single caption gets meaningful weights.
+"""
 
-import evaluate
-
-from capeval.integrations.gradio_app import build_text_demo
+from capeval.integrations.gradio_app import build_metric_space
 from capeval.integrations.gradio_app import options_from_environment
 
-# The paper's model by default; CAPEVAL_BERT_TBR_MODEL (plus _LAYER/_BETA) point at another checkpoint.
-OPTIONS = {"model_name": "bert-base-uncased", **options_from_environment({
+demo = build_metric_space("bert_tbr", options=options_from_environment({
     "CAPEVAL_BERT_TBR_MODEL": ("model_name", str),
     "CAPEVAL_BERT_TBR_LAYER": ("layer", int),
     "CAPEVAL_BERT_TBR_BETA": ("beta", float),
-})}
-
-metric = evaluate.load(str(Path(__file__).parent), **OPTIONS)
-demo = build_text_demo(
-    metric,
-    title="BERT-TBR",
-    description="BERTScore recall over combined references with stop-word removal (Yi et al., ACL 2020). "
-    "IDF comes from the evaluated set, so a single caption scores against a tiny corpus: use the library for real evaluations.",
-)
+}))
 
 if __name__ == "__main__":
     demo.launch()

@@ -41,7 +41,8 @@ Constructor options (``evaluate.load(path, ...)``):
     layer (int): hidden layer, default 8 for bert-base-uncased (required for other models).
     beta (float): threshold β, 0.4 for bert-base-uncased, 0.83 for roberta-large (required for other models).
     mode (str): "code" (default, the released code), "paper" (Eq. 3-6) or "unigram".
-    idf_sentences (list of str, optional): IDF documents; default every reference and candidate given.
+    idf (str): "corpus" (every reference and candidate given, default) or "flickr8k" (the references shipped with capeval).
+    idf_sentences (list of str, optional): your own IDF documents instead.
     device (str, optional): default CUDA when available.
 
 Returns:

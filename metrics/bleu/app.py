@@ -1,17 +1,8 @@
-"""Space app for BLEU: `python app.py` (the metric loads from this folder, so it works offline too)."""
+"""Space app for BLEU: `python app.py` (capeval installed: the Space ships its wheel beside this file)."""
 
-from pathlib import Path
+from capeval.integrations.gradio_app import build_metric_space
 
-import evaluate
-
-from capeval.integrations.gradio_app import build_text_demo
-
-metric = evaluate.load(str(Path(__file__).parent))
-demo = build_text_demo(
-    metric,
-    title="BLEU",
-    description="BLEU-1..4 as the COCO caption toolkit computes them (pycocoevalcap parity), pure Python.",
-)
+demo = build_metric_space("bleu")
 
 if __name__ == "__main__":
     demo.launch()

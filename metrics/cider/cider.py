@@ -32,6 +32,7 @@ Args:
 Constructor options (``evaluate.load(path, ...)``):
     tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
     sigma (float): standard deviation of the length penalty (default 6.0).
+    idf (str): "corpus" (the scored references, default) or "flickr8k" (the Flickr8k references shipped with capeval).
 
 Returns:
     cider (float): mean CIDEr-D over the candidates, the toolkit's "CIDEr" (range 0-10).

@@ -1,17 +1,8 @@
-"""Space app for ROUGE-L: `python app.py` (the metric loads from this folder, so it works offline too)."""
+"""Space app for ROUGE-L: `python app.py` (capeval installed: the Space ships its wheel beside this file)."""
 
-from pathlib import Path
+from capeval.integrations.gradio_app import build_metric_space
 
-import evaluate
-
-from capeval.integrations.gradio_app import build_text_demo
-
-metric = evaluate.load(str(Path(__file__).parent))
-demo = build_text_demo(
-    metric,
-    title="ROUGE-L",
-    description="ROUGE-L as the COCO caption toolkit computes it (pycocoevalcap parity), pure Python.",
-)
+demo = build_metric_space("rouge")
 
 if __name__ == "__main__":
     demo.launch()

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import BinaryIO
+
+from tqdm.auto import tqdm
 
 from .models import ModelUnavailableError
+from .progress import progress_enabled
 from .settings import cache_dir, offline
 
 
@@ -32,6 +35,21 @@ def cached_path_for(url: str) -> Path:
     """
     name = Path(urllib.parse.urlparse(url).path).name or "download"
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
+
+
+def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20) -> None:
+    """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled).
+
+    >>> import io
+    >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
+    b'xxxxx'
+    """
+    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
+               disable=not progress_enabled())
+    with bar:
+        for block in iter(lambda: source.read(chunk), b""):
+            target.write(block)
+            bar.update(len(block))
 
 
 def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", timeout: float = 60.0) -> Path:
@@ -53,7 +71,8 @@ def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", t
     handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")
     try:
         with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
-            shutil.copyfileobj(response, out, length=1 << 20)
+            copy_with_progress(response, out, total=int(response.headers.get("Content-Length") or 0) or None,
+                               desc=f"downloading {target.name}")
         os.replace(partial, target)
     except OSError as error:
         raise ModelUnavailableError(f"Could not download the {what} from {url} ({error}). {advice}") from error

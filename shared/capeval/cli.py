@@ -1,7 +1,9 @@
 """The ``capeval`` command line.
 
-``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default) with
-every metric that runs offline; ``capeval benchmark`` runs the meta-evaluation harness.
+``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default, JSON lines, or COCO-format
+results with their annotations) with every metric that runs offline, or the ``--metric``s named;
+``capeval benchmark`` runs the meta-evaluation harness. A mistake in the input or the options is one line on
+stderr and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -9,70 +11,115 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import resources
 from pathlib import Path
 
+from .benchmarks.cli import UsageError
+from .samples import sample_captions as load_sample
 
-def load_sample() -> list[dict]:
-    """The bundled sample: 16 Flickr8k-Expert rows (4 per human-score band) with 5 references each."""
-    text = resources.files("capeval").joinpath("resources", "sample_captions.json").read_text(encoding="utf-8")
-    return json.loads(text)["rows"]
-
-
-def read_rows(path: str | None) -> list[dict]:
-    if path is None:
-        return load_sample()
-    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    for i, row in enumerate(rows):
-        if "candidate" not in row or "references" not in row:
-            raise ValueError(f"{path}:{i + 1}: each JSON line needs 'candidate' and 'references'")
-    return rows
+#: Above this many rows the per-caption table goes to --output only.
+PRINTED_ROWS = 20
 
 
-def run_score(args: argparse.Namespace) -> int:
-    from .benchmarks.stats import kendall
-    from .registry import load, offline_runs
-    from .reports.tables import markdown_table
+def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
+    """The rows to score and where they came from."""
+    from .caption_files import read_coco, read_rows
 
-    rows = read_rows(args.input)
-    predictions = [row["candidate"] for row in rows]
-    references = [row["references"] for row in rows]
-    columns: dict[str, list[float]] = {}
-    print(f"Scoring {len(rows)} captions{' (bundled Flickr8k-Expert sample)' if args.input is None else ''}.")
+    if args.results or args.annotations:
+        if not (args.results and args.annotations):
+            raise UsageError("--results and --annotations go together (COCO caption format)")
+        return read_coco(args.results, args.annotations), f"{args.results} against {args.annotations}"
+    if args.input:
+        return read_rows(args.input), args.input
+    return load_sample(), "bundled Flickr8k-Expert sample"
+
+
+def score_runs(args: argparse.Namespace) -> list[tuple[str, object, str]]:
+    """(label, scorer, note) per metric: the ``--metric NAME:key=value`` specs, else every offline configuration."""
+    from .benchmarks.cli import metric_label, parse_assignments, split_spec
+    from .registry import METRICS, build_scorer, offline_runs
+
+    if args.metric:
+        runs = []
+        for spec in args.metric:
+            name, own = split_spec(spec)
+            if name not in METRICS:
+                raise UsageError(f"--metric {spec}: no capeval metric {name!r}; choose from {sorted(METRICS)}")
+            options = parse_assignments(own, "--metric")
+            try:
+                runs.append((metric_label(name, options), build_scorer(name, options), ""))
+            except (TypeError, ValueError) as error:
+                raise UsageError(f"--metric {spec}: {error}") from None
+        return runs
     runs = [(run, options) for run in offline_runs() if (options := run.resolved_options()) is not None]
     if args.metrics:
         wanted = set(args.metrics.split(","))
         unknown = wanted - {run.metric for run, _ in runs}
         if unknown:
-            raise SystemExit(f"capeval score: no offline metric module named {sorted(unknown)}; choose from {sorted({r.metric for r, _ in runs})}")
+            raise UsageError(f"no offline metric module named {sorted(unknown)}; choose from {sorted({r.metric for r, _ in runs})}")
         runs = [(run, options) for run, options in runs if run.metric in wanted]
-    for run, options in runs:
-        result = load(run.metric, **options).compute(predictions=predictions, references=references)
-        columns[run.label] = result[run.key]
-        print(f"- {run.label}: mean {sum(result[run.key]) / len(rows):.4f}" + (f"  [{run.note}]" if run.note else ""))
+    return [(run.label, build_scorer(run.metric, options), run.note) for run, options in runs]
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from .benchmarks.stats import kendall
+    from .inputs import check_inputs
+    from .registry import idf_note
+    from .reports.tables import markdown_table
+    from .scoring.protocol import main_column
+
+    rows, source = read_input(args)
+    predictions = [row["candidate"] for row in rows]
+    references = [row["references"] for row in rows]
+    print(f"Scoring {len(rows)} captions ({source}).")
+    columns: dict[str, list[float]] = {}
+    system: dict[str, float] = {}
+    about: dict[str, dict] = {}
+    for label, scorer, note in score_runs(args):
+        checked = check_inputs(scorer, predictions, references if scorer.needs_references else None)
+        scores = scorer.score(**checked)
+        column = main_column(scorer, scores)
+        columns[label], system[label] = scores[column], scores.corpus[column]
+        note = "; ".join(part for part in (note, idf_note(scorer, len(rows))) if part)
+        about[label] = {"column": column, "note": note, "hashcode": scorer.hashcode(scores)}
+        mean = sum(columns[label]) / len(rows)
+        corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
+        print(f"- {label}: mean {mean:.4f}{corpus}" + (f"  [{note}]" if note else ""))
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
-    header = ["#", *(["human"] if has_human else []), *columns, "candidate"]
-    table = [[i, *([f"{human[i]:.2f}"] if has_human else []), *(f"{columns[c][i]:.4f}" for c in columns), row["candidate"]]
-             for i, row in enumerate(rows)]
-    print("\n" + markdown_table(header, table))
-    if has_human:
+    if len(rows) <= PRINTED_ROWS:
+        header = ["#", *(["human"] if has_human else []), *columns, "candidate"]
+        table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(f"{columns[c][i]:.4f}" for c in columns),
+                  row["candidate"]] for i, row in enumerate(rows)]
+        print("\n" + markdown_table(header, table))
+    else:
+        print(f"\n({len(rows)} rows: per-caption scores go to --output)")
+    if has_human and len(rows) > 2:
         print("\nKendall τ-b against the human scores (n = %d; a demo, not a benchmark):" % len(rows))
         for label, scores in columns.items():
             print(f"- {label}: {kendall(scores, human, 'b'):+.3f}")
     if args.output:
-        Path(args.output).write_text(json.dumps({"rows": rows, "scores": columns}, indent=1), encoding="utf-8")
+        per_image = [{"image_id": row.get("image_id", i), "candidate": row["candidate"], **{c: columns[c][i] for c in columns}}
+                     for i, row in enumerate(rows)]
+        document = {"source": source, "system": system, "metrics": about, "images": per_image, "scores": columns}
+        Path(args.output).write_text(json.dumps(document, indent=1), encoding="utf-8")
         print(f"\nWrote {args.output}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="capeval", description="Image-caption evaluation metrics.")
+    parser.add_argument("--version", action="version", version=f"capeval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    score = commands.add_parser("score", help="score captions with every metric that runs offline")
+    score = commands.add_parser("score", help="score captions with every metric that runs offline, or the ones named")
     score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (default: the bundled sample)")
-    score.add_argument("--output", help="write the scores as JSON here")
-    score.add_argument("--metrics", help="comma-separated metric names to run (default: every offline configuration)")
+    score.add_argument("--results", help="COCO-format results: a JSON list (or JSON lines) of {image_id, caption}")
+    score.add_argument("--annotations", help="COCO captions annotations (several captions per image) for --results")
+    score.add_argument("--metric", action="append", metavar="NAME[:KEY=VALUE,...]",
+                       help="a metric with its options, e.g. cider:idf=flickr8k or bert_tbr:model_name=...,layer=8; repeatable")
+    score.add_argument("--metrics", help="comma-separated offline configurations to run (default: all of them)")
+    score.add_argument("--output", help="write per-image and system-level scores as JSON here")
     score.set_defaults(run=run_score)
     from .reports import smurf
 
@@ -84,13 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .caption_files import CaptionFileError
     from .models import ModelUnavailableError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except ModelUnavailableError as error:
-        # A checkpoint that cannot be had is a user-facing condition, not a crash: say what to do.
+    except (UsageError, CaptionFileError, ModelUnavailableError) as error:
+        # A mistake in the input or a checkpoint that cannot be had is the user's to fix, not a crash: say what to do.
         print(f"capeval {args.command}: {error}", file=sys.stderr)
         return 2
 

@@ -24,7 +24,7 @@ import datasets
 import evaluate
 
 from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, validate_predictions
-from .scoring.protocol import CaptionScorer, Scores
+from .scoring.protocol import CaptionScorer, Scores, scorer_options
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
 EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
@@ -40,12 +40,6 @@ def text_features(with_references: bool = True) -> list[datasets.Features]:
         datasets.Features({"predictions": caption, "references": datasets.Sequence(caption, id="references")}),
         datasets.Features({"predictions": caption, "references": caption}),
     ]
-
-
-def scorer_options(scorer_class: type[CaptionScorer]) -> list[str]:
-    """The keyword arguments ``scorer_class`` takes: a module's constructor options."""
-    parameters = inspect.signature(scorer_class.__init__).parameters.values()
-    return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
 def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:

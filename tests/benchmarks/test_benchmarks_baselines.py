@@ -1,13 +1,11 @@
 """BLEU, ROUGE-L and CIDEr-D modules against pycocoevalcap; METEOR's Java handling; the Spaces' handlers."""
 
-import importlib.util
 import shutil
 
 import numpy as np
 import pytest
 
 from capeval.benchmarks import prepare
-from capeval.integrations.gradio_app import make_text_handler
 from capeval.scoring.ngram import lcs_length
 
 pycoco = pytest.importorskip("pycocoevalcap")
@@ -83,19 +81,3 @@ def test_meteor_without_java_says_so(load_metric, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="needs a Java runtime"):
         meteor.compute(predictions=["a dog"], references=[["a dog runs"]])
-
-
-def load_app(repo_root, name):
-    spec = importlib.util.spec_from_file_location(f"{name}_app", repo_root / "metrics" / name / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize("name, key", [("bleu", "bleu"), ("rouge", "rouge_l"), ("cider", "cider")])
-def test_space_handlers(repo_root, name, key):
-    pytest.importorskip("gradio")
-    app = load_app(repo_root, name)
-    result = make_text_handler(app.metric)("a dog runs on the grass", "a dog runs on grass\nthe dog is running")
-    assert set(result) == {key, "scores", "hashcode", *({"bleu_1", "bleu_2", "bleu_3", "bleu_4"} if name == "bleu" else ())}
-    assert "error" in make_text_handler(app.metric)("a dog", "  ")

@@ -12,6 +12,10 @@ import json
 from pathlib import Path
 
 
+class UsageError(Exception):
+    """A mistake on the command line (an unknown metric, option or protocol key): one line on stderr, exit code 2."""
+
+
 def parse_assignments(pairs: list[str] | None, flag: str) -> dict:
     """``key=value`` strings to a dict; values are JSON when they parse (numbers, true/false), else text.
 
@@ -22,7 +26,7 @@ def parse_assignments(pairs: list[str] | None, flag: str) -> dict:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"{flag} takes key=value, got {pair!r}")
+            raise UsageError(f"{flag} takes key=value, got {pair!r}")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -65,8 +69,11 @@ def load_metric(spec: str, options: dict):
     if Path(spec).exists():
         return evaluate.load(spec, **options)
     if spec not in METRICS:
-        raise SystemExit(f"no metric {spec!r}: give a module path or one of {sorted(METRICS)}")
-    return load(spec, **options)
+        raise UsageError(f"no metric {spec!r}: give a module path or one of {sorted(METRICS)}")
+    try:
+        return load(spec, **options)
+    except (TypeError, ValueError) as error:  # an unknown option or a bad value, named by the module
+        raise UsageError(f"--metric {spec}: {error}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     accepted = {name: BENCHMARKS[name].options() for name in datasets}
     unknown = sorted(set(protocol) - {option for names in accepted.values() for option in names})
     if unknown:
-        raise SystemExit(f"--protocol {unknown}: no chosen benchmark takes it; they take "
+        raise UsageError(f"--protocol {unknown}: no chosen benchmark takes it; they take "
                          + "; ".join(f"{name}: {names or 'none'}" for name, names in accepted.items()))
     results = []
     for spec in args.metric:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import kendalltau
 
+from capeval.progress import progress
+
 KENDALL_VARIANTS = ("b", "c")
 TIE_RULES = ("fail", "half")
 
@@ -124,7 +126,8 @@ def estimate(statistic, groups, num_samples: int = 1000, seed: int = 0, level: f
     full = statistic(np.arange(len(groups)))
     if num_samples <= 0:
         return {name: Estimate(float(value)) for name, value in full.items()}
-    samples = [statistic(rows) for rows in resamples(groups, num_samples, seed, strata)]
+    draws = resamples(groups, num_samples, seed, strata)
+    samples = [statistic(rows) for rows in progress(draws, total=num_samples, desc="bootstrap")]
     alpha = (1 - level) / 2
     return {name: Estimate(float(value), *(float(np.quantile([s[name] for s in samples], q)) for q in (alpha, 1 - alpha)))
             for name, value in full.items()}

@@ -1,15 +1,46 @@
-"""The Gradio app builders of the metric Spaces (evaluate's own widget is broken on gradio >= 4)."""
+"""The Gradio Spaces: one builder for every metric's Space and the suite, driven by the registry and the
+scorers' metadata (evaluate's own widget is broken on gradio >= 4).
+
+A metric's ``app.py`` is ``build_metric_space("bleu").launch()``: the builder asks the scorer whether it
+needs images (an image upload with an optional region-features file, and the bundled sample image with its
+precomputed features as an example) and references, shows one rounded row per candidate and one column per
+output, a bar chart when there are several candidates, a table of per-caption details when the scorer
+returns them (QACE's questions and answers), and the metric card. Errors are raised as ``gr.Error``, so the
+page shows them and API clients get an exception.
+
+Corpus-level metrics (CIDEr-D, BERT-TBR) take their IDF from the Flickr8k references shipped with capeval
+(``idf="flickr8k"``) here, since a Space scores a handful of captions; where the paper's model cannot be
+loaded (no network), the registry's offline stand-in is used and labelled.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..inputs import check_inputs
+from ..models import ModelUnavailableError
+from ..registry import OfflineRun, build_scorer, entry, idf_note, module_path, offline_runs
+from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
+from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
+from ..text.reference_corpus import REFERENCE_CORPORA
+from ..vision.extractors import ExtractorUnavailableError
+
+#: Decimal places shown in the Spaces' tables.
+DIGITS = 4
+#: The shipped reference corpus that corpus-level metrics take their IDF from in a Space.
+SPACE_IDF = next(iter(REFERENCE_CORPORA))
+NO_EXTRACTOR = ("This Space cannot compute region features from a new image (no object detector is installed here). "
+                "Pick the example image, or upload the image's bottom-up-attention features (.npz) beside it.")
 
 
-def parse_references(text: str) -> list[str]:
-    """One reference per non-blank line.
+def parse_lines(text: str | None) -> list[str]:
+    """One entry per non-blank line (candidates, references).
 
-    >>> parse_references("a dog runs\\n\\n  two dogs play \\n")
+    >>> parse_lines("a dog runs\\n\\n  two dogs play \\n")
     ['a dog runs', 'two dogs play']
     """
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
@@ -26,79 +57,271 @@ def options_from_environment(variables: Mapping[str, tuple[str, Callable[[str], 
     return {option: convert(environ[name]) for name, (option, convert) in variables.items() if environ.get(name)}
 
 
-def make_text_handler(metric: Any) -> Callable[[str, str], dict]:
-    """A handler scoring one caption against newline-separated references with ``metric``.
+def metric_card(name: str) -> tuple[dict, str]:
+    """Metric ``name``'s card (its module's README.md): the Hub's YAML header and the markdown body.
 
-    Errors (bad input, a checkpoint that cannot be loaded) come back as ``{"error": message}``
-    so the Space shows them instead of crashing.
+    >>> header, body = metric_card("bleu")
+    >>> header["title"], body.startswith("# ")
+    ('BLEU', True)
     """
+    import yaml
 
-    def score(caption: str, references_text: str) -> dict:
-        references = parse_references(references_text)
-        try:
-            result = metric.compute(predictions=[caption], references=[references])
-        except (ValueError, OSError, TypeError) as error:
-            return {"error": str(error)}
-        return {key: (value[0] if isinstance(value, list) and len(value) == 1 else value) for key, value in result.items()}
-
-    return score
+    text = Path(module_path(name), "README.md").read_text(encoding="utf-8")
+    match = re.match(r"\A---\n(.*?)\n---\n", text, flags=re.S)
+    return (yaml.safe_load(match.group(1)), text[match.end():].strip()) if match else ({}, text.strip())
 
 
-def build_text_demo(metric: Any, *, title: str, description: str):
-    """A ``gr.Blocks`` app: caption + references in, the metric's result as JSON out (API name ``/score``)."""
+@dataclass
+class SpaceMetric:
+    """One scorer as a Space shows it: its label and what the visitor should know (stand-in models, IDF)."""
+
+    label: str
+    scorer: CaptionScorer
+    note: str = ""
+
+
+def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
+    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when it takes an ``idf`` option and none was given."""
+    options = dict(options)
+    if "idf" in scorer_options(entry(name).scorer_class()) and "idf" not in options and "idf_sentences" not in options:
+        options["idf"] = SPACE_IDF
+    return build_scorer(name, options)
+
+
+def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
+    """An offline configuration of the registry, labelled with its note and where its IDF comes from."""
+    scorer = space_scorer(run.metric, options)
+    return SpaceMetric(run.label, scorer, "; ".join(part for part in (run.note, idf_note(scorer)) if part))
+
+
+def loads(scorer: CaptionScorer) -> bool:
+    """Whether a text scorer's models are available here (scores one caption; loads them into the cache)."""
+    try:
+        scorer.score(["a dog"], [["a dog"]] if scorer.needs_references else None)
+    except ModelUnavailableError:
+        return False
+    return True
+
+
+def space_metric(name: str, options: Mapping[str, Any] | None = None) -> SpaceMetric:
+    """Metric ``name`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
+    configuration when its models load here, else the registry's first offline stand-in, labelled."""
+    metric = entry(name)
+    scorer = space_scorer(name, options or {})
+    if options or metric.offline or metric.needs_images or loads(scorer):
+        return SpaceMetric(metric.title, scorer, idf_note(scorer))
+    for run in metric.offline_runs:
+        resolved = run.resolved_options()
+        if resolved is not None:
+            stand_in = offline_space_metric(run, resolved)
+            stand_in.note = f"Offline stand-in (the paper's model is not available here): {stand_in.note}"
+            return stand_in
+    return SpaceMetric(metric.title, scorer, idf_note(scorer))
+
+
+def suite_metrics(extra: Sequence[SpaceMetric] = ()) -> list[SpaceMetric]:
+    """Every offline configuration of every registered metric available here, then ``extra``."""
+    return [offline_space_metric(run, options) for run in offline_runs()
+            if (options := run.resolved_options()) is not None] + list(extra)
+
+
+def image_inputs(image: str | None, features: str | None, count: int) -> dict:
+    """``region_features`` (a features file wins) or ``images`` for ``count`` candidates of one image."""
+    if features:
+        return {"region_features": [features] * count}
+    if image:
+        return {"images": [image] * count}
+    raise ValueError("Upload an image (or pick the example) to score captions against it.")
+
+
+def score_captions(scorer: CaptionScorer, candidates: list[str], references: list[str], image: str | None = None,
+                   features: str | None = None) -> Scores:
+    """Score every candidate against one image and one reference set; ``ValueError`` with a visitor's message."""
+    if not candidates:
+        raise ValueError("Type at least one candidate caption (one per line).")
+    if scorer.needs_references and not references:
+        raise ValueError("Type at least one reference caption (one per line).")
+    inputs = image_inputs(image, features, len(candidates)) if scorer.needs_images else {}
+    try:
+        checked = check_inputs(scorer, candidates, [references] * len(candidates) if scorer.needs_references else None, **inputs)
+        return scorer.score(**checked, show_progress=False)
+    except ExtractorUnavailableError as error:
+        raise ValueError(NO_EXTRACTOR) from error
+    except ModelUnavailableError as error:
+        raise ValueError(f"The model of this metric is not available on this Space: {error}") from error
+    except (TypeError, OSError, RuntimeError) as error:
+        raise ValueError(str(error)) from error
+
+
+def candidate_labels(candidates: Sequence[str]) -> list[str]:
+    """Short distinct labels for charts: ``#1 a dog runs…``.
+
+    >>> candidate_labels(["a dog runs across the grass in the park", "a cat"])
+    ['#1 a dog runs across the gra…', '#2 a cat']
+    """
+    return [f"#{i + 1} {text if len(text) <= 26 else text[:25] + '…'}" for i, text in enumerate(candidates)]
+
+
+def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float]]):
+    """One row per candidate, one rounded column per output."""
+    import pandas as pd
+
+    return pd.DataFrame({"candidate": list(candidates), **{name: [round(v, DIGITS) for v in values] for name, values in columns.items()}})
+
+
+def details_table(candidates: Sequence[str], scores: Scores, metric: str | None = None):
+    """Per-caption details (e.g. QACE's questions) as long rows: candidate, [metric,] detail, then each
+    item's fields (numbers rounded); an empty frame when the scorer returns none."""
+    import pandas as pd
+
+    rows = []
+    for detail, per_caption in scores.details.items():
+        for candidate, items in zip(candidates, per_caption):
+            for item in items if isinstance(items, list) else [items]:
+                fields = item if isinstance(item, Mapping) else {"value": item}
+                rows.append({"candidate": candidate, **({"metric": metric} if metric else {}), "detail": detail,
+                             **{k: round(v, DIGITS) if isinstance(v, float) else v for k, v in fields.items()}})
+    return pd.DataFrame(rows)
+
+
+def _error(gr, error: ValueError):
+    return gr.Error(str(error), print_exception=False)
+
+
+def image_widgets(gr):
+    """An image upload and an optional region-features file."""
+    image = gr.Image(type="filepath", label="Image")
+    features = gr.File(label="Region features (.npz, optional: used instead of extracting them)", file_types=[".npz"], type="filepath")
+    return image, features
+
+
+def text_examples(with_references: bool) -> list[list[str]]:
+    """Two bundled Flickr8k-Expert rows: one candidate, then two candidates, against their references."""
+    rows = sample_captions()
+    low, high = rows[0], rows[-1]
+    pairs = [([high["candidate"]], high["references"]), ([high["candidate"], low["candidate"]], high["references"])]
+    return [["\n".join(cands), *(["\n".join(refs)] if with_references else [])] for cands, refs in pairs]
+
+
+def image_example(with_references: bool) -> list:
+    """The bundled sample image, its BUTD features, two candidates (and references)."""
+    return [str(sample_image()), str(sample_region_features()), "\n".join(SAMPLE_IMAGE_CANDIDATES),
+            *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
+
+
+def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
+                       description: str | None = None):
+    """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, outputs the
+    scores table, the bar chart and the details table).
+
+    ``options``: constructor options (default: the paper's, or the offline stand-in, see :func:`space_metric`);
+    ``metric``: an already built :class:`SpaceMetric` instead; ``description``: text under the title
+    (default: the card's ``description``).
+    """
     import gradio as gr
 
-    handler = make_text_handler(metric)
-    with gr.Blocks(title=title) as demo:
-        gr.Markdown(f"# {title}\n\n{description}")
-        caption = gr.Textbox(label="Candidate caption", value="a dog runs across the grass")
-        references = gr.Textbox(label="References (one per line)", lines=5, value="a brown dog running on grass\na dog plays outside")
-        button = gr.Button("Score")
-        output = gr.JSON(label="Result")
-        button.click(handler, inputs=[caption, references], outputs=output, api_name="score")
+    shown = metric or space_metric(name, options)
+    scorer = shown.scorer
+    header, card = metric_card(name)
+    description = description or header.get("description", "")
+    with gr.Blocks(title=f"capeval: {shown.label}") as demo:
+        gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))
+        with gr.Row():
+            inputs = list(image_widgets(gr)) if scorer.needs_images else []
+            with gr.Column():
+                inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
+                if scorer.needs_references:
+                    inputs.append(gr.Textbox(label="References (one per line)", lines=5))
+                button = gr.Button("Score", variant="primary")
+        table = gr.Dataframe(label="Scores (one row per candidate)", interactive=False)
+        chart = gr.BarPlot(x="candidate", y="score", label="Score per candidate", visible=False)
+        details = gr.Dataframe(label="Details", interactive=False, visible=False)
+        examples = [image_example(scorer.needs_references)] if scorer.needs_images else text_examples(scorer.needs_references)
+        gr.Examples(examples, inputs=inputs)
+        with gr.Accordion("Metric card", open=False):
+            gr.Markdown(card)
+
+        def score(*values):
+            image, features = (values[0], values[1]) if scorer.needs_images else (None, None)
+            texts = values[2:] if scorer.needs_images else values
+            candidates = parse_lines(texts[0])
+            try:
+                scores = score_captions(scorer, candidates, parse_lines(texts[1]) if scorer.needs_references else [], image, features)
+            except ValueError as error:
+                raise _error(gr, error) from error
+            import pandas as pd
+
+            column = main_column(scorer, scores)
+            bars = pd.DataFrame({"candidate": candidate_labels(candidates), "score": scores[column]})
+            found = details_table(candidates, scores)
+            return (scores_table(candidates, scores), gr.BarPlot(value=bars, visible=len(candidates) > 1),
+                    gr.Dataframe(value=found, visible=not found.empty))
+
+        button.click(score, inputs=inputs, outputs=[table, chart, details], api_name="score")
     return demo
 
 
-def make_image_handler(metric: Any, *, with_references: bool = False) -> Callable[..., dict]:
-    """A handler scoring one caption against an image (a file path) or its region-features file, and
-    newline-separated references when the metric takes them; errors come back as ``{"error": message}``."""
-
-    def score(image, caption: str, features_file=None, references_text: str = "") -> dict:
-        if features_file:
-            inputs = {"region_features": [features_file]}
-        elif image is not None:
-            inputs = {"images": [image]}
-        else:
-            return {"error": "upload an image or its region features (.npz)"}
-        if with_references:
-            inputs["references"] = [parse_references(references_text)]
+def suite_scores(metrics: Sequence[SpaceMetric], candidates: list[str], references: list[str], image: str | None = None,
+                 features: str | None = None) -> tuple[dict[str, Scores], list[str]]:
+    """Each metric's scores of the candidates, and a note per metric that did not run (no image, an error)."""
+    if not candidates:
+        raise ValueError("Type at least one candidate caption (one per line).")
+    results, notes = {}, []
+    for metric in metrics:
+        if metric.scorer.needs_images and not (image or features):
+            notes.append(f"{metric.label}: needs an image")
+            continue
+        if metric.scorer.needs_references and not references:
+            notes.append(f"{metric.label}: needs references")
+            continue
         try:
-            result = metric.compute(predictions=[caption], **inputs)
-        except (ValueError, OSError, TypeError) as error:
-            return {"error": str(error)}
-        return {key: (value[0] if isinstance(value, list) and len(value) == 1 else value) for key, value in result.items()}
-
-    return score
+            results[metric.label] = score_captions(metric.scorer, candidates, references, image, features)
+        except ValueError as error:
+            notes.append(f"{metric.label}: {error}")
+    return results, notes
 
 
-def build_image_demo(metric: Any, *, title: str, description: str, with_references: bool = False,
-                     caption: str = "two men riding horses in a dirt arena"):
-    """A ``gr.Blocks`` app: image or region features, caption (and references) in, JSON out (API ``/score``)."""
+def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
+    """The suite: one image, several candidates, references → every metric side by side (API ``/score``:
+    image, features, candidates, references → scores, bar chart, per-output breakdown, details, notes)."""
     import gradio as gr
+    import pandas as pd
 
-    handler = make_image_handler(metric, with_references=with_references)
-    with gr.Blocks(title=title) as demo:
-        gr.Markdown(f"# {title}\n\n{description}")
+    metrics = suite_metrics() if metrics is None else list(metrics)
+    notes = "\n".join(f"- **{m.label}**: {m.note}" for m in metrics if m.note)
+    with gr.Blocks(title="capeval suite") as demo:
+        gr.Markdown("# capeval: every caption metric at once\n\nOne image (for the image metrics), several candidates "
+                    "and their references, scored by every metric that runs here.\n\n" + notes)
         with gr.Row():
-            image = gr.Image(type="filepath", label="Image")
+            image, features = image_widgets(gr)
             with gr.Column():
-                text = gr.Textbox(label="Candidate caption", value=caption)
-                features = gr.File(label="Region features (.npz, optional)", file_types=[".npz"], type="filepath")
-                inputs = [image, text, features]
-                if with_references:
-                    inputs.append(gr.Textbox(label="References (one per line)", lines=5,
-                                             value="two people ride horses\nriders on brown horses in a ring"))
-                button = gr.Button("Score")
-        output = gr.JSON(label="Result")
-        button.click(handler, inputs=inputs, outputs=output, api_name="score")
+                candidates_box = gr.Textbox(label="Candidate captions (one per line)", lines=3, elem_id="candidates")
+                references_box = gr.Textbox(label="References (one per line)", lines=5, elem_id="references")
+                button = gr.Button("Score", variant="primary", elem_id="score")
+        table = gr.Dataframe(label="Scores (one row per candidate, one column per metric)", interactive=False, elem_id="scores")
+        chart = gr.BarPlot(x="metric", y="score", color="candidate", label="Scores by metric")
+        breakdown = gr.Dataframe(label="Every output of every metric (SMURF's parts, BLEU-1..4, ...)", interactive=False)
+        details = gr.Dataframe(label="Details (e.g. QACE's questions and answers)", interactive=False, visible=False)
+        skipped = gr.Markdown()
+        gr.Examples([image_example(True)], inputs=[image, features, candidates_box, references_box])
+
+        def score(image_path, features_path, candidates_text, references_text):
+            candidates = parse_lines(candidates_text)
+            try:
+                results, problems = suite_scores(metrics, candidates, parse_lines(references_text), image_path, features_path)
+            except ValueError as error:
+                raise _error(gr, error) from error
+            by_metric = {m.label: results[m.label][main_column(m.scorer, results[m.label])] for m in metrics if m.label in results}
+            labels = candidate_labels(candidates)
+            bars = pd.DataFrame([{"metric": name, "score": value, "candidate": labels[i]}
+                                 for name, values in by_metric.items() for i, value in enumerate(values)])
+            parts = pd.DataFrame([{"candidate": labels[i], "metric": name, "output": column, "value": round(value, DIGITS)}
+                                  for name, scores in results.items() for column, values in scores.items()
+                                  for i, value in enumerate(values)])
+            found = pd.concat([details_table(candidates, scores, name) for name, scores in results.items()] or [pd.DataFrame()])
+            return (scores_table(candidates, by_metric), bars, parts, gr.Dataframe(value=found, visible=not found.empty),
+                    "\n".join(f"- not scored: {problem}" for problem in problems))
+
+        button.click(score, inputs=[image, features, candidates_box, references_box],
+                     outputs=[table, chart, breakdown, details, skipped], api_name="score")
     return demo

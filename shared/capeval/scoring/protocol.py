@@ -21,6 +21,7 @@ through this protocol, so a metric is one scorer class here plus a thin module t
 from __future__ import annotations
 
 import abc
+import inspect
 from typing import Any, ClassVar, Mapping, Sequence
 
 import capeval
@@ -114,3 +115,15 @@ class CaptionScorer(abc.ABC):
         parts = {**self.options(), **(scores.inputs if scores is not None else {})}
         body = ",".join(f"{key}={value}" for key, value in parts.items())
         return f"{self.hash_name or self.name}({body})_capeval={capeval.__version__}"
+
+
+def scorer_options(scorer_class: type[CaptionScorer]) -> list[str]:
+    """The keyword arguments ``scorer_class`` takes: a metric's constructor options."""
+    parameters = inspect.signature(scorer_class.__init__).parameters.values()
+    return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def main_column(scorer: CaptionScorer, scores: Scores) -> str:
+    """The column that is the metric's score: the primary one, or the first when a configuration leaves it
+    out (SMURF with ``components=["sparcs"]``)."""
+    return scorer.primary if scorer.primary in scores else next(iter(scores))

@@ -4,11 +4,16 @@
 (or pre-built token-id lists) in length-sorted batches under
 ``torch.inference_mode()``, encodes each distinct sentence once, and hands back
 unpadded per-sentence tensors so the scoring code never sees padding.
+
+Sentences encoded before are kept in a bounded least-recently-used cache per encoder
+(:class:`EncodingCache`, ``CAPEVAL_ENCODING_CACHE_MB``): a training loop that evaluates against
+the same references every time encodes them once and then only its new predictions.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -16,6 +21,7 @@ import torch
 
 from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
 from ..progress import progress
+from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
 
 # Where each architecture keeps its stack of transformer layers.
@@ -35,6 +41,42 @@ class EncodedSequence:
     special: list[bool]
     hidden: torch.Tensor | None
     attentions: torch.Tensor | None = None
+
+
+class EncodingCache:
+    """Encoded sentences by text, least recently used dropped first once their tensors exceed ``max_bytes``.
+
+    >>> cache = EncodingCache(max_bytes=2 * 4 * 3)
+    >>> for text in ("a", "b", "c"):
+    ...     cache.put(text, EncodedSequence([1, 2], [True, True], torch.zeros(2, 3)))
+    >>> cache.get("a") is None, cache.get("c").ids, len(cache)
+    (True, [1, 2], 1)
+    """
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._entries: OrderedDict[str, tuple[EncodedSequence, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, text: str) -> EncodedSequence | None:
+        if text not in self._entries:
+            return None
+        self._entries.move_to_end(text)
+        return self._entries[text][0]
+
+    def put(self, text: str, encoded: EncodedSequence) -> None:
+        tensors = [t for t in (encoded.hidden, encoded.attentions) if t is not None]
+        nbytes = sum(t.numel() * t.element_size() for t in tensors)
+        if nbytes > self.max_bytes or text in self._entries:
+            return
+        self._entries[text] = (encoded, nbytes)
+        self.size += nbytes
+        while self.size > self.max_bytes:
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self.size -= dropped
 
 
 def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
@@ -119,6 +161,7 @@ class TextEncoder:
         # Only the sentence-boundary tokens count as special ([UNK] keeps its weight, as in bert_score).
         boundary = (self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, self.tokenizer.bos_token_id, self.tokenizer.eos_token_id)
         self.special_ids = {int(t) for t in boundary if t is not None}
+        self.cache = EncodingCache(encoding_cache_bytes())
 
     @property
     def pad_token_id(self) -> int:
@@ -182,10 +225,14 @@ class TextEncoder:
         return results  # type: ignore[return-value]
 
     def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> list[EncodedSequence]:
-        """Encode sentences; each distinct sentence is run through the model once."""
-        unique = list(dict.fromkeys(sentences))
-        encoded = self.forward_ids(self.tokenize(unique), batch_size=batch_size, show_progress=show_progress)
-        by_sentence = dict(zip(unique, encoded))
+        """Encode sentences; each distinct sentence is run through the model once, and not again on later
+        calls while it stays in :attr:`cache` (the returned sequences are shared: do not modify them)."""
+        by_sentence = {s: self.cache.get(s) for s in dict.fromkeys(sentences)}
+        new = [s for s, seq in by_sentence.items() if seq is None]
+        encoded = self.forward_ids(self.tokenize(new), batch_size=batch_size, show_progress=show_progress) if new else []
+        for sentence, seq in zip(new, encoded):
+            by_sentence[sentence] = seq
+            self.cache.put(sentence, seq)
         return [by_sentence[s] for s in sentences]
 
     def idf_weights(self, sentences: Sequence[str]) -> IdfWeights:

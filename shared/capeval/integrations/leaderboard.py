@@ -1,0 +1,111 @@
+"""The leaderboard Space: the benchmark harness's stored results (``results.json`` of ``capeval benchmark
+--out``) as a filterable table, a scatter plot of any two result columns, and the harness's own scatter
+plots (metric score against human judgment) when they were written beside the results.
+
+>>> table = results_table(load_results(baseline_results()))
+>>> sorted(table["statistic"].unique())
+['accuracy', 'tau-b', 'tau-c']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+#: The stored baseline results of a checkout (``benchmarks/results/baselines``), found from the package.
+CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "baselines" / "results.json"
+DIGITS = 3
+
+
+def baseline_results() -> Path:
+    """The checkout's stored harness results (the leaderboard Space ships its own copy beside app.py)."""
+    return CHECKOUT_RESULTS
+
+
+def load_results(path: str | Path) -> list[dict]:
+    """The harness results in ``path`` (a ``results.json`` written by ``capeval benchmark --out``)."""
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(results, list) or not all("rows" in r and "metric" in r for r in results):
+        raise ValueError(f"{path} is not a results.json written by capeval benchmark --out")
+    return results
+
+
+def results_table(results: Sequence[dict]):
+    """One row per (metric, benchmark, row set, statistic): value, 95% interval and protocol."""
+    import pandas as pd
+
+    rows = [{"benchmark": result["title"], "row set": row["row_set"], "statistic": row["statistic"], "metric": row["metric"],
+             "value": round(row["value"], DIGITS),
+             "95% interval": "" if row["low"] is None else f"[{row['low']:.{DIGITS}f}, {row['high']:.{DIGITS}f}]",
+             "n": row["n"], "protocol": row["protocol"]}
+            for result in results if not result.get("skipped") for row in result["rows"]]
+    return pd.DataFrame(rows)
+
+
+def skipped_note(results: Sequence[dict]) -> str:
+    """The runs the harness skipped, and why (e.g. a reference-based metric on a reference-free benchmark)."""
+    reasons = sorted({result["skipped"] for result in results if result.get("skipped")})
+    return "\n".join(["Not run:"] + [f"- {reason}" for reason in reasons]) if reasons else ""
+
+
+def axis_name(row) -> str:
+    return f"{row['benchmark']} · {row['row set']} · {row['statistic']}"
+
+
+def filtered(table, benchmarks: Sequence[str], statistics: Sequence[str], metric_text: str):
+    """The rows of the chosen benchmarks and statistics whose metric contains ``metric_text``."""
+    keep = table["benchmark"].isin(benchmarks) & table["statistic"].isin(statistics)
+    keep &= table["metric"].str.contains(metric_text or "", case=False, regex=False)
+    return table[keep]
+
+
+def scatter_frame(table, x_axis: str, y_axis: str):
+    """One point per metric with a value on both axes (``axis_name`` strings)."""
+    import pandas as pd
+
+    axes = table.assign(axis=table.apply(axis_name, axis=1))
+    wide = axes.pivot_table(index="metric", columns="axis", values="value")
+    if x_axis not in wide or y_axis not in wide:
+        return pd.DataFrame({"metric": [], "x": [], "y": []})
+    points = wide[[x_axis, y_axis]].dropna().reset_index()
+    return pd.DataFrame({"metric": points["metric"], "x": points[x_axis], "y": points[y_axis]})
+
+
+def build_leaderboard_space(results_path: str | Path | None = None):
+    """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`); API names
+    ``/filter`` (benchmarks, statistics, metric text → table) and ``/scatter`` (x axis, y axis → points)."""
+    import gradio as gr
+
+    path = Path(results_path or baseline_results())
+    results = load_results(path)
+    table = results_table(results)
+    benchmarks = list(dict.fromkeys(table["benchmark"]))
+    statistics = list(dict.fromkeys(table["statistic"]))
+    axes = list(dict.fromkeys(table.apply(axis_name, axis=1)))
+    plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
+    with gr.Blocks(title="capeval leaderboard") as demo:
+        gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
+                    "judgments, with 95% bootstrap intervals, as stored by `capeval benchmark --out`. Every row states "
+                    "its protocol (Flickr8k-Expert under P1 and P2, ...).")
+        with gr.Row():
+            chosen_benchmarks = gr.Dropdown(benchmarks, value=benchmarks, multiselect=True, label="Benchmarks")
+            chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
+            metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
+        shown = gr.Dataframe(value=table, interactive=False, label="Results")
+        filters = [chosen_benchmarks, chosen_statistics, metric_text]
+        gr.on([control.change for control in filters], lambda b, s, m: filtered(table, b, s, m), inputs=filters,
+              outputs=shown, api_name="filter")
+        gr.Markdown(skipped_note(results))
+        gr.Markdown("## Two results against each other\n\nOne point per metric: do the metrics rank alike on two benchmarks, "
+                    "or under τ-b and τ-c?")
+        with gr.Row():
+            x_axis = gr.Dropdown(axes, value=axes[0], label="x")
+            y_axis = gr.Dropdown(axes, value=axes[min(1, len(axes) - 1)], label="y")
+        points = gr.ScatterPlot(scatter_frame(table, axes[0], axes[min(1, len(axes) - 1)]), x="x", y="y", color="metric")
+        gr.on([x_axis.change, y_axis.change], lambda x, y: scatter_frame(table, x, y), inputs=[x_axis, y_axis],
+              outputs=points, api_name="scatter")
+        if plots:
+            gr.Markdown("## Metric scores against human judgments (the harness's scatter plots)")
+            gr.Gallery(plots, columns=3, label="Scatter plots")
+    return demo
