@@ -68,6 +68,14 @@ class T5TextFormat:
     cut: int | None
     abstains: bool = False
 
+    def render(self, fields: dict[str, str]) -> str:
+        """The model input for one item.
+
+        >>> QG_FORMATS["demo"].render({"answer": "two men", "context": "Two men ride"})
+        'answer: two men  context: Two men ride </s>'
+        """
+        return self.template.format(**fields)
+
     def decode(self, tokenizer: Any, ids: Sequence[int]) -> str:
         if self.cut is None:
             return tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=True)
@@ -207,15 +215,17 @@ class T5TextGenerator:
         self.tokenizer = load_hf_tokenizer(str(name_or_path))
         self.format = text_format
 
+    def input_ids(self, fields: Sequence[dict[str, str]]) -> list[list[int]]:
+        """Token ids per rendered input, with the tokenizer's special tokens (so the demo's literal "</s>" becomes EOS
+        and the fast tokenizer appends another), truncated to its maximum length."""
+        texts = [self.format.render(item) for item in fields]
+        return self.tokenizer(texts, truncation=True)["input_ids"] if texts else []
+
     def generate(self, fields: Sequence[dict[str, str]], *, batch_size: int | None = None, show_progress: bool | None = None,
                  desc: str = "T5") -> list[tuple[str, float]]:
-        """(decoded text, answerability) per input, the template filled with each ``fields`` dict, in input order.
-
-        Inputs are tokenized with the tokenizer's special tokens (the demo's literal "</s>" plus the appended one)
-        and truncated to its maximum length; batches group similar lengths, padding is masked.
-        """
-        texts = [self.format.template.format(**item) for item in fields]
-        ids = self.tokenizer(texts, truncation=True)["input_ids"] if texts else []
+        """(decoded text, answerability) per input (:meth:`input_ids`), in input order; batches group similar lengths,
+        padding is masked."""
+        ids = self.input_ids(fields)
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
         batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
