@@ -32,6 +32,7 @@ def test_defaults_construct_offline_and_follow_the_protocol():
     assert img.options()["visual_t5"].endswith("t5vqa/ckpt.zip") and img.options()["visual_prompt"] == "'visual answer: '"
     assert "qa_model" not in img.options() and "visual_t5" not in options
     assert QaceScorer(qa_format="demo").options()["answerability"] is False
+    assert ref.provenance()["versions"]["spacy"].startswith("3.8")
 
 
 @pytest.mark.parametrize("option, value", [("variant", "text"), ("span_order", "random"), ("qg_format", "t5"),

