@@ -183,8 +183,8 @@ def extract_zip_safely(archive: str | os.PathLike, target: str | os.PathLike) ->
 
 def visual_t5_folder(source: str | os.PathLike) -> Path:
     """The HF folder of a Visual-T5 checkpoint given as a folder, a local ``.zip`` or a URL of a ``.zip``
-    (downloaded once into capeval's cache and unzipped beside it). The folder is the shallowest one holding a
-    ``config.json`` (the released zip holds ``ckpt/``)."""
+    (downloaded once into capeval's cache); a zip is unzipped once into a folder beside it named like it without
+    ``.zip``. The checkpoint is the shallowest folder holding a ``config.json`` (the released zip holds ``ckpt/``)."""
     path = Path(os.fspath(source)).expanduser()
     if is_url(source) or path.suffix == ".zip":
         archive = resolve_checkpoint(source, what="Visual-T5 checkpoint")
