@@ -6,7 +6,7 @@ repository's ``metrics/`` folder) and a scorer class in :mod:`capeval.scoring`. 
 configurations run without downloading weights (``offline_runs``), for demos on a bare machine.
 
 >>> sorted(METRICS)
-['bert_tbr', 'bleu', 'cider', 'meteor', 'rouge', 'smurf', 'umic', 'vilbertscore']
+['bert_tbr', 'bleu', 'cider', 'meteor', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
 """
@@ -96,6 +96,8 @@ METRICS: dict[str, MetricEntry] = {entry.name: entry for entry in (
     MetricEntry("umic", "UMIC", "capeval.scoring.umic:UmicScorer", ("umic",), False, True, False),
     MetricEntry("vilbertscore", "ViLBERTScore", "capeval.scoring.vilbertscore:VilbertScoreScorer", ("precision", "recall", "f1"),
                 True, True, False),
+    MetricEntry("qace", "QACE", "capeval.scoring.qace:QaceScorer", ("qace", "qace_f1", "qace_bertscore", "qace_answerability"),
+                True, False, False),
     MetricEntry("bleu", "BLEU", "capeval.scoring.coco:BleuScorer", ("bleu",), True, False, True, (
         OfflineRun("bleu", "BLEU-4"),
     )),

@@ -4,6 +4,8 @@ batching and the edge cases."""
 import numpy as np
 import pytest
 
+import capeval
+
 from capeval.scoring.protocol import CaptionScorer
 from capeval.scoring.qace import (DEFAULT_BERTSCORE_MODEL, DEFAULT_QA_MODEL, DEFAULT_QG_MODEL, QaceScorer, aggregate,
                                   reduce_references)
@@ -146,7 +148,7 @@ def test_img_with_features_and_with_images(qace_options, sample_features, tmp_pa
     scorer = QaceScorer("img", **qace_options)
     scores = scorer.score(CAPTIONS, region_features=[sample_features] * 3)
     check_consistent(scores, scorer, CAPTIONS)
-    assert scorer.hashcode(scores).endswith("features=butd:precomputed)_capeval=0.1.0")
+    assert scorer.hashcode(scores).endswith(f"features=butd:precomputed)_capeval={capeval.__version__}")
     assert all("reference" not in r for records in scores.details["questions"] for r in records)
     assert all(note is None for note in scores.details["note"])
 
@@ -155,7 +157,7 @@ def test_img_with_features_and_with_images(qace_options, sample_features, tmp_pa
     image = ASSETS / "qace_sample.jpg"
     extracted = from_images.score(CAPTIONS, images=[image] * 3)
     assert extracted["qace"] == pytest.approx(scores["qace"]) and extractor.calls == 1
-    assert from_images.hashcode(extracted).endswith('features=butd:sample({"features": "qace_butd_sample"}))_capeval=0.1.0')
+    assert from_images.hashcode(extracted).endswith('features=butd:sample({"features": "qace_butd_sample"}))_capeval=' + capeval.__version__)
     from_images.score(CAPTIONS[:1], images=[image])
     assert extractor.calls == 1  # read back from the feature cache
 

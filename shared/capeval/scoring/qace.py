@@ -37,8 +37,8 @@ from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_P
 from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
 from ..progress import progress
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
-from ..vision.extractors import RegionExtractor, default_extractor, extract_regions
-from ..vision.regions import RegionFeatures, as_region_feature_list
+from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.regions import RegionFeatures
 from .bertscore import BERTScorer
 from .protocol import CaptionScorer, Scores
 
@@ -302,8 +302,6 @@ class QaceScorer(CaptionScorer):
                                      ("multi_ref", multi_ref, MULTI_REF_MODES)):
             if value not in valid:
                 raise ValueError(f"{option} must be one of {valid}, got {value!r}")
-        if extractor is not None and not isinstance(extractor, RegionExtractor):
-            raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
         if not isinstance(visual_prompt, str):
             raise ValueError(f"visual_prompt must be a string, got {type(visual_prompt).__name__}")
         if answerability not in (None, True, False):
@@ -320,7 +318,7 @@ class QaceScorer(CaptionScorer):
         self.bertscore_model = str(bertscore_model)
         self.bertscore_layer = bertscore_layer if bertscore_layer is not None else DEFAULT_BERTSCORE_LAYERS.get(self.bertscore_model)
         self.answerability = answerability if answerability is not None else (variant == "img" or QA_FORMATS[qa_format].abstains)
-        self.extractor = extractor
+        self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device)
 
@@ -388,17 +386,6 @@ class QaceScorer(CaptionScorer):
                              "or use variant='img' to answer them on the image")
         return [[" ".join(refs)] if self.multi_ref == "concat" else list(refs) for refs in references]
 
-    def _regions(self, images: list | None, region_features: list | None, show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
-        """Region features per caption and what produced them: given features win over images."""
-        if region_features is not None:
-            return as_region_feature_list(region_features), "precomputed"
-        if images is None:
-            raise ValueError("QACE-Img answers the questions on the image: pass region_features=[...] (36-box BUTD features, "
-                             "one per caption) or images=[...] with an extractor")
-        extractor = self.extractor or default_extractor()
-        regions = extract_regions(images, extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-        return regions, extractor.describe()
-
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
               region_features: list | None = None, batch_size: int | None = None, show_progress: bool | None = None) -> Scores:
         """QACE per caption (columns ``qace``, ``qace_f1``, ``qace_bertscore`` and, when counted, ``qace_answerability``)
@@ -410,7 +397,8 @@ class QaceScorer(CaptionScorer):
         if self.variant == "ref":
             contexts = self._contexts(references)
         else:
-            regions, source = self._regions(images, region_features, show_progress)
+            regions, source = regions_for("QACE-Img", "36-box BUTD features", images=images, region_features=region_features,
+                                          extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
             inputs["features"] = f"{','.join(sorted({r.kind for r in regions}))}:{source}"
         asked = self.ask(predictions, batch_size=batch_size, show_progress=show_progress)
         if self.variant == "ref":
