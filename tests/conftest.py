@@ -55,3 +55,21 @@ def load_metric():
         return evaluate.load(str(METRICS / name), *args, **kwargs)
 
     return load
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """A local Ray instance for the session, shut down at its end (skipped without the capeval[ray] extra).
+
+    4 logical CPUs on these 2-core machines: an actor pool holding every CPU would leave none for
+    Ray Data's read and repartition tasks. Workers import this checkout's capeval and the tests' helpers.
+    """
+    ray = pytest.importorskip("ray", reason="the capeval[ray] extra is not installed")
+    import capeval
+
+    paths = [str(Path(capeval.__file__).parents[1]), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}})
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()

@@ -47,7 +47,12 @@ def run_score(args: argparse.Namespace) -> int:
             raise SystemExit(f"capeval score: no offline metric module named {sorted(unknown)}; choose from {sorted({r.metric for r, _ in runs})}")
         runs = [(run, options) for run, options in runs if run.metric in wanted]
     for run, options in runs:
-        result = load(run.metric, **options).compute(predictions=predictions, references=references)
+        if args.engine == "ray":
+            from .distributed import compute
+
+            result = compute(run.metric, predictions, references, **options)
+        else:
+            result = load(run.metric, **options).compute(predictions=predictions, references=references)
         columns[run.label] = result[run.key]
         print(f"- {run.label}: mean {sum(result[run.key]) / len(rows):.4f}" + (f"  [{run.note}]" if run.note else ""))
     human = [row.get("human_score") for row in rows]
@@ -73,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (default: the bundled sample)")
     score.add_argument("--output", help="write the scores as JSON here")
     score.add_argument("--metrics", help="comma-separated metric names to run (default: every offline configuration)")
+    score.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
+                            "when RAY_ADDRESS is set, else a local Ray instance)")
     score.set_defaults(run=run_score)
     from .reports import smurf
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import shutil
 import threading
 
+from ..text.idf import DocumentFrequencies
 from ..text.ptb import check_tokenizer, tokenize_corpus
-from .ngram import bleu, cider_d, rouge_l
+from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 
@@ -62,11 +63,19 @@ class RougeScorer(CocoScorer):
 
 
 class CiderScorer(CocoScorer):
-    """CIDEr-D per caption, with document frequencies from the references of the call."""
+    """CIDEr-D per caption, with document frequencies from the references of the call (or fixed ones,
+    :meth:`with_statistics`).
+
+    >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
+    >>> scorer = CiderScorer()
+    >>> whole = scorer.score(["a dog runs on the grass", "a cat on the mat"], refs)["cider"]
+    >>> corpus = scorer.corpus_statistics([], refs[:1]).merge(scorer.corpus_statistics([], refs[1:]))
+    >>> scorer.with_statistics(corpus).score(["a cat on the mat"], refs[1:])["cider"] == whole[1:]
+    True
+    """
 
     name = primary = "cider"
     hash_name = "cider_d"
-    corpus_dependent = True
     value_range = (0.0, 10.0)
 
     def __init__(self, *, tokenizer: str = "ptb", sigma: float = 6.0):
@@ -75,8 +84,16 @@ class CiderScorer(CocoScorer):
         self.sigma = float(sigma)
         super().__init__(tokenizer=tokenizer)
 
+    @property
+    def corpus_dependent(self) -> bool:  # type: ignore[override]
+        return self.statistics is None
+
+    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies:
+        """Document frequencies of the references' n-grams (PTB-tokenized) and the number of items."""
+        return cider_document_frequencies(self.tokenized([], references)[1])
+
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma)})
+        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma, frequencies=self.statistics)})
 
     def options(self) -> dict:
         return {"sigma": self.sigma, **super().options()}
