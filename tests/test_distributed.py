@@ -62,12 +62,6 @@ def assert_close(actual: dict, expected: dict, tolerance: float) -> None:
         assert worst <= tolerance, f"{name}: differs by {worst:.3g} (tolerance {tolerance})"
 
 
-def model_options(request, options: dict) -> dict:
-    """Options whose values name fixtures (``"fixture:tiny_bert_path"``) with the fixtures' values."""
-    return {key: request.getfixturevalue(value[8:]) if isinstance(value, str) and value.startswith("fixture:") else value
-            for key, value in options.items()}
-
-
 # Text metrics on two actors; models and the METEOR jar (~20 s to start) on one, which two cores load faster.
 RUNS = [
     pytest.param("bleu", {}, 1e-9, 2, id="bleu"),
@@ -83,9 +77,9 @@ RUNS = [
 
 
 @pytest.mark.parametrize("metric, options, tolerance, workers", RUNS)
-def test_distributed_scores_equal_single_process(ray_session, sample_rows, request, metric, options, tolerance, workers):
+def test_distributed_scores_equal_single_process(ray_session, sample_rows, with_fixtures, metric, options, tolerance, workers):
     """Batches of 256 of 2,000 rows in 8 blocks: corpus statistics must be the merged ones to match."""
-    options = model_options(request, options)
+    options = with_fixtures(options)
     scored = score_dataset(blocks(ray_session, sample_rows), metric, batch_rows=256, num_workers=workers, **options)
     expected = single_process_columns(metric, sample_rows, **options)
     assert_close(scored_columns(scored, list(expected)), expected, tolerance)
@@ -98,10 +92,10 @@ def test_distributed_scores_equal_single_process(ray_session, sample_rows, reque
     ("cider", {}),
     ("bert_tbr", {"model_name": "fixture:tiny_bert_path", "layer": 8, "beta": 0.4}),
 ])
-def test_corpus_statistics_merge_over_shards_and_per_shard_ones_differ(sample_rows, request, metric, options):
+def test_corpus_statistics_merge_over_shards_and_per_shard_ones_differ(sample_rows, with_fixtures, metric, options):
     """Why the distributed run needs its first pass: statistics of a shard alone change its scores far
     beyond the tolerances above, while the merged statistics of all shards give the whole corpus's scores exactly."""
-    scorer = make_scorer(metric, **model_options(request, options))
+    scorer = make_scorer(metric, **with_fixtures(options))
     predictions, references = [r["candidate"] for r in sample_rows], [r["references"] for r in sample_rows]
     whole = scorer.score(predictions, references)[scorer.primary]
     half = ROWS // 2

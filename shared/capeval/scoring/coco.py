@@ -103,31 +103,33 @@ JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runt
                 "install one (e.g. apt-get install default-jre-headless) or leave METEOR out")
 
 
+_meteor_jar = None
+_meteor_lock = threading.Lock()
+
+
 class MeteorScorer(CocoScorer):
     """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
 
-    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and is reused.
+    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and serves
+    every METEOR scorer of the process, like capeval's model cache.
     """
 
     name = primary = "meteor"
 
-    def __init__(self, *, tokenizer: str = "ptb"):
-        super().__init__(tokenizer=tokenizer)
-        self._jar = None
-        self._lock = threading.Lock()
-
-    def jar(self):
-        """The toolkit's METEOR wrapper (started once per scorer)."""
-        with self._lock:
-            if self._jar is None:
-                if shutil.which("java") is None:
-                    raise RuntimeError(JAVA_MISSING)
+    @staticmethod
+    def jar():
+        """The toolkit's METEOR wrapper (started once per process)."""
+        global _meteor_jar
+        if shutil.which("java") is None:
+            raise RuntimeError(JAVA_MISSING)
+        with _meteor_lock:
+            if _meteor_jar is None:
                 try:
                     from pycocoevalcap.meteor.meteor import Meteor
                 except ImportError as error:
                     raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
-                self._jar = Meteor()
-            return self._jar
+                _meteor_jar = Meteor()
+            return _meteor_jar
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
