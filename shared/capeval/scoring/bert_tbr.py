@@ -31,7 +31,7 @@ from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
-from ..text.idf import IdfWeights, idf_weights
+from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
 from ..text.reference_corpus import check_idf_source, reference_sentences
 from .matching import normalize_rows, segment_max
 from .protocol import CaptionScorer, Scores
@@ -168,6 +168,12 @@ def bert_tbr_score(
     return total / len(references)
 
 
+def idf_documents(predictions: Sequence[str], references: Sequence[Sequence[str]], ids_of) -> DocumentFrequencies:
+    """BERT-TBR's IDF statistics: every reference and candidate is one document (its token ids, from
+    ``ids_of(sentence)``), once per occurrence."""
+    return document_frequencies(ids_of(s) for refs, cand in zip(references, predictions) for s in (*refs, cand))
+
+
 def unigram_score(candidate: str, references: Sequence[str], stop_words: frozenset[str]) -> float:
     """"Ours (Unigram)": whitespace tokens, case-sensitive, no model.
 
@@ -242,8 +248,18 @@ class BertTbrScorer(CaptionScorer):
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
-        # The unigram variant and a fixed IDF corpus make each score independent of the other captions.
-        return self.mode != "unigram" and self.idf_sentences is None
+        # The unigram variant and a fixed IDF corpus or table make each score independent of the other captions.
+        return self.mode != "unigram" and self.idf_sentences is None and self.statistics is None
+
+    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies | None:
+        """Document frequencies of the token ids over every reference and candidate (one document per
+        occurrence) and the number of documents; ``None`` when the IDF does not come from the corpus.
+        Tokenizes only (the model runs in :meth:`score`)."""
+        if not self.corpus_dependent:
+            return None
+        sentences = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
+        ids = dict(zip(sentences, self.encoder.tokenize(sentences)))
+        return idf_documents(predictions, references, ids.__getitem__)
 
     @property
     def encoder(self) -> TextEncoder:
@@ -270,13 +286,14 @@ class BertTbrScorer(CaptionScorer):
             return Scores({"bert_tbr": [unigram_score(p, refs, self.stop_words) for p, refs in zip(predictions, references)]})
         encoded = self.encode([*predictions, *(r for refs in references for r in refs)], batch_size=batch_size or 64,
                               show_progress=show_progress)
-        if self.idf_sentences is None:
-            # Reuse the ids already tokenized: every reference and candidate, one document per occurrence.
-            idf = idf_weights(encoded[s].ids for refs, cand in zip(references, predictions) for s in (*refs, cand))
-        else:
+        if self.idf_sentences is not None:
             if self._fixed_idf is None:
                 self._fixed_idf = self.encoder.idf_weights(self.idf_sentences)
             idf = self._fixed_idf
+        else:
+            # Reuse the ids already tokenized, unless the statistics of a whole corpus were given.
+            frequencies = self.statistics or idf_documents(predictions, references, lambda s: encoded[s].ids)
+            idf = idf_from_counts(frequencies.counts, frequencies.documents)
         scores = [
             bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
             for candidate, refs in progress(list(zip(predictions, references)), desc="BERT-TBR", show=show_progress)

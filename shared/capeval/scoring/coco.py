@@ -13,6 +13,7 @@ import functools
 import shutil
 import threading
 
+from ..text.idf import DocumentFrequencies
 from ..text.ptb import check_tokenizer, tokenize_corpus
 from ..text.reference_corpus import check_idf_source, reference_sets
 from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
@@ -38,6 +39,7 @@ class BleuScorer(CocoScorer):
     """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``)."""
 
     name = primary = "bleu"
+    corpus_is_mean = False
 
     def __init__(self, order: int = 4, *, tokenizer: str = "ptb"):
         if isinstance(order, bool) or order not in (1, 2, 3, 4):
@@ -65,12 +67,19 @@ class RougeScorer(CocoScorer):
 
 class CiderScorer(CocoScorer):
     """CIDEr-D per caption. ``idf="corpus"`` (default, as the toolkit): document frequencies from the
-    references of the call; ``idf="flickr8k"``: from the references of the 1,000 Flickr8k test images
-    shipped with capeval (:mod:`capeval.text.reference_corpus`), so one caption alone gets a meaningful score.
+    references of the call (or of a whole corpus scored in shards, :meth:`with_statistics`);
+    ``idf="flickr8k"``: from the references of the 1,000 Flickr8k test images shipped with capeval
+    (:mod:`capeval.text.reference_corpus`), so one caption alone gets a meaningful score.
 
     >>> one = CiderScorer(idf="flickr8k").score(["a dog runs on the grass"], [["a dog runs on the grass", "a dog plays"]])
     >>> round(one["cider"][0], 4), CiderScorer().score(["a dog runs on the grass"], [["a dog runs on the grass"]])["cider"]
     (5.3083, [0.0])
+    >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
+    >>> scorer = CiderScorer()
+    >>> whole = scorer.score(["a dog runs on the grass", "a cat on the mat"], refs)["cider"]
+    >>> corpus = scorer.corpus_statistics([], refs[:1]).merge(scorer.corpus_statistics([], refs[1:]))
+    >>> scorer.with_statistics(corpus).score(["a cat on the mat"], refs[1:])["cider"] == whole[1:]
+    True
     """
 
     name = primary = "cider"
@@ -86,24 +95,32 @@ class CiderScorer(CocoScorer):
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
-        return self.idf == "corpus"
+        return self.idf == "corpus" and self.statistics is None
 
-    def document_frequencies(self) -> tuple | None:
-        """The shipped corpus's n-gram document frequencies under this tokenizer (``None`` for ``idf="corpus"``)."""
-        if self.idf == "corpus":
+    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies | None:
+        """Document frequencies of the references' n-grams (PTB-tokenized) and the number of items;
+        ``None`` when they do not come from the call (``idf="flickr8k"``)."""
+        if self.idf != "corpus":
             return None
+        return cider_document_frequencies(self.tokenized([], references)[1])
+
+    def document_frequencies(self) -> DocumentFrequencies | None:
+        """The fixed n-gram document frequencies: a whole corpus's (:meth:`with_statistics`) or the shipped
+        corpus's under this tokenizer; ``None`` when they come from each call."""
+        if self.statistics is not None or self.idf == "corpus":
+            return self.statistics
         return shipped_cider_frequencies(self.idf, self.tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma,
-                                        document_frequencies=self.document_frequencies())})
+                                        frequencies=self.document_frequencies())})
 
     def options(self) -> dict:
         return {"sigma": self.sigma, **super().options(), **({} if self.idf == "corpus" else {"idf": self.idf})}
 
 
 @functools.lru_cache(maxsize=8)
-def shipped_cider_frequencies(corpus: str, tokenizer: str) -> tuple:
+def shipped_cider_frequencies(corpus: str, tokenizer: str) -> DocumentFrequencies:
     """CIDEr-D document frequencies of a shipped reference corpus, tokenized as the scorer tokenizes (cached)."""
     sets = reference_sets(corpus)
     _, tokenized = tokenize_corpus([""] * len(sets), sets, tokenizer)
@@ -114,31 +131,34 @@ JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runt
                 "install one (e.g. apt-get install default-jre-headless) or leave METEOR out")
 
 
+_meteor_jar = None
+_meteor_lock = threading.Lock()
+
+
 class MeteorScorer(CocoScorer):
     """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
 
-    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and is reused.
+    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and serves
+    every METEOR scorer of the process, like capeval's model cache.
     """
 
     name = primary = "meteor"
+    corpus_is_mean = False
 
-    def __init__(self, *, tokenizer: str = "ptb"):
-        super().__init__(tokenizer=tokenizer)
-        self._jar = None
-        self._lock = threading.Lock()
-
-    def jar(self):
-        """The toolkit's METEOR wrapper (started once per scorer)."""
-        with self._lock:
-            if self._jar is None:
-                if shutil.which("java") is None:
-                    raise RuntimeError(JAVA_MISSING)
+    @staticmethod
+    def jar():
+        """The toolkit's METEOR wrapper (started once per process)."""
+        global _meteor_jar
+        if shutil.which("java") is None:
+            raise RuntimeError(JAVA_MISSING)
+        with _meteor_lock:
+            if _meteor_jar is None:
                 try:
                     from pycocoevalcap.meteor.meteor import Meteor
                 except ImportError as error:
                     raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
-                self._jar = Meteor()
-            return self._jar
+                _meteor_jar = Meteor()
+            return _meteor_jar
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)

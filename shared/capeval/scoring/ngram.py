@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import chain
+
+from ..text.idf import DocumentFrequencies, document_frequencies
 
 
 def ngrams(tokens: list[str], n: int) -> Counter:
@@ -129,30 +132,43 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
 
 # --------------------------------------------------------------------------- CIDEr-D
 
-def cider_document_frequencies(references: list[list[str]], n: int = 4) -> tuple[Counter, int]:
-    """In how many items' reference sets each 1..n-gram occurs, and the number of items (CIDEr-D's IDF)."""
-    document_frequency: Counter = Counter()
-    for refs in references:
-        document_frequency.update(set().union(*(ngrams(r.split(), n) for r in refs)))
-    return document_frequency, len(references)
+def reference_ngrams(references: list[list[str]], n: int = 4) -> dict[str, Counter]:
+    """The 1..n-gram counts of each distinct reference sentence."""
+    counts_of: dict[str, Counter] = {}
+    for sentence in (r for refs in references for r in refs):
+        if sentence not in counts_of:
+            counts_of[sentence] = ngrams(sentence.split(), n)
+    return counts_of
+
+
+def cider_document_frequencies(references: list[list[str]], n: int = 4,
+                               counts_of: dict[str, Counter] | None = None) -> DocumentFrequencies:
+    """CIDEr-D's corpus statistics: in how many items' references each 1..n-gram occurs, and the
+    number of items. They add up over shards of a corpus (:meth:`DocumentFrequencies.merge`).
+
+    >>> df = cider_document_frequencies([["a dog", "the dog"], ["a cat"]], n=1)
+    >>> df.counts[("a",)], df.counts[("dog",)], df.documents
+    (2, 1, 2)
+    """
+    counts_of = counts_of or reference_ngrams(references, n)
+    return document_frequencies(chain.from_iterable(counts_of[r] for r in refs) for refs in references)
 
 
 def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0,
-            document_frequencies: tuple[Counter, int] | None = None) -> list[float]:
+            frequencies: DocumentFrequencies | None = None) -> list[float]:
     """Per-caption CIDEr-D; IDF comes from the references of this whole call (the toolkit's corpus
-    score is the mean), or from ``document_frequencies`` (:func:`cider_document_frequencies` of another
-    reference corpus). With the call's own references a corpus of one item scores 0, since log N = 0.
+    score is the mean), or from ``frequencies`` (:func:`cider_document_frequencies` of another reference
+    corpus, or of a whole corpus scored in shards). With the call's own references a corpus of one item
+    scores 0, since log N = 0.
 
     >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
     >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
     [3.7008, 3.1598]
     """
-    counts_of: dict[str, Counter] = {}
-    for sentence in (r for refs in references for r in refs):
-        if sentence not in counts_of:
-            counts_of[sentence] = ngrams(sentence.split(), n)
-    document_frequency, num_documents = document_frequencies or cider_document_frequencies(references, n)
-    log_n = math.log(float(num_documents))
+    counts_of = reference_ngrams(references, n)
+    frequencies = frequencies or cider_document_frequencies(references, n, counts_of)
+    document_frequency = frequencies.counts
+    log_n = math.log(float(frequencies.documents))
     # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once.
     vector_of: dict[str, tuple] = {}
 

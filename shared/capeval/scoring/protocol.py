@@ -9,6 +9,12 @@ A scorer holds its options (validated when it is built) and its models (loaded o
 * ``provenance()`` — what produced the scores: the metric, its models (by id, never by an absolute
   local path), options and the library versions.
 
+A scorer whose per-caption scores depend on the whole call (``corpus_dependent``: CIDEr-D's document
+frequencies, BERT-TBR's IDF) also splits into two steps, so that shards of a corpus can be scored
+apart and still give the numbers of the whole: ``corpus_statistics(predictions, references)`` counts
+statistics that add up over shards (``merge``), and ``with_statistics(merged)`` is a copy that scores
+with those fixed statistics. Its own ``score`` runs the same two steps over the call's captions.
+
 Inputs reach ``score`` already validated (:func:`capeval.inputs.check_inputs`): predictions are a
 non-empty list of strings, references one non-empty list of strings per prediction (or ``None`` for a
 scorer that needs none), ``images``/``region_features`` ``None`` or one entry per prediction, and
@@ -21,10 +27,12 @@ through this protocol, so a metric is one scorer class here plus a thin module t
 from __future__ import annotations
 
 import abc
+import copy
 import inspect
 from typing import Any, ClassVar, Mapping, Sequence
 
 import capeval
+from capeval.text.idf import DocumentFrequencies
 
 
 class Scores(dict):
@@ -88,6 +96,11 @@ class CaptionScorer(abc.ABC):
     higher_is_better: ClassVar[bool] = True
     #: The closed range of the primary column, ``None`` for an unbounded end.
     value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
+    #: Whether the corpus value is the mean of the per-caption values (not for BLEU's summed counts or
+    #: METEOR's aggregate): engines that only see the columns (Ray) can reproduce it exactly.
+    corpus_is_mean: ClassVar[bool] = True
+    #: Fixed corpus statistics to score with (see :meth:`with_statistics`); ``None``: those of each call.
+    statistics: DocumentFrequencies | None = None
 
     @abc.abstractmethod
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
@@ -97,6 +110,22 @@ class CaptionScorer(abc.ABC):
     @abc.abstractmethod
     def options(self) -> dict[str, Any]:
         """The options that shape the scores, models named by :func:`capeval.models.model_id`."""
+
+    def columns(self) -> tuple[str, ...]:
+        """The names of the columns ``score`` returns, in order."""
+        return (self.primary,)
+
+    def corpus_statistics(self, predictions: list[str], references: list[list[str]] | None = None) -> DocumentFrequencies | None:
+        """Statistics of these captions that add up over shards of a corpus, for a ``corpus_dependent``
+        scorer; ``None`` for a scorer whose captions score independently."""
+        return None
+
+    def with_statistics(self, statistics: DocumentFrequencies) -> "CaptionScorer":
+        """A copy of this scorer that scores every call with ``statistics`` (those of a whole corpus,
+        merged over its shards) in place of the call's own, so its captions score independently."""
+        scorer = copy.copy(self)
+        scorer.statistics = statistics
+        return scorer
 
     def provenance(self) -> dict[str, Any]:
         """The metric, its options and models, and the library versions that produced the scores."""

@@ -350,6 +350,16 @@ class SmurfScorer(CaptionScorer):
     def fused(self) -> bool:
         return self.components == COMPONENTS
 
+    def columns(self) -> tuple[str, ...]:
+        """The computed components raw and standardized, the reward and penalty they give, and SMURF when fused.
+
+        >>> SmurfScorer(["sparcs", "mima"]).columns()
+        ('sparcs', 'mima', 'sparcs_standardized', 'mima_standardized', 'grammar_penalty')
+        """
+        parts = {"style_reward": "spurts", "grammar_penalty": "mima"}
+        return (*self.components, *(f"{c}_standardized" for c in self.components),
+                *(name for name, component in parts.items() if component in self.components), *(("smurf",) if self.fused else ()))
+
     def _flows(self, model: str, sentences: Sequence[str], *, replace_stop_words: bool, batch_size: int, show_progress: bool | None) -> list[float]:
         """Information flow per sentence (0 for an empty string, as the released code returns)."""
         encoder = get_text_encoder(model, attentions=True, device=self.device)

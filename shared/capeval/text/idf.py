@@ -4,17 +4,40 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping, Sequence
 
 
-def document_frequencies(documents: Iterable[Sequence[int]]) -> tuple[Counter, int]:
-    """How many documents contain each token id (once per document), and the number of documents."""
-    counts: Counter = Counter()
-    total = 0
-    for ids in documents:
-        counts.update(set(ids))
-        total += 1
-    return counts, total
+@dataclass
+class DocumentFrequencies:
+    """How many documents contain each term, and how many documents there are.
+
+    Both add up over any split of the documents, so shards of a corpus can be counted apart and
+    merged into exactly the counts of the whole (the corpus statistics of CIDEr-D and BERT-TBR).
+
+    >>> whole = document_frequencies([[1, 2], [2, 2], [3]])
+    >>> shards = document_frequencies([[1, 2]]).merge(document_frequencies([[2, 2], [3]]))
+    >>> shards == whole, whole.counts[2], whole.documents
+    (True, 2, 3)
+    """
+
+    counts: Counter = field(default_factory=Counter)
+    documents: int = 0
+
+    def merge(self, other: "DocumentFrequencies") -> "DocumentFrequencies":
+        """Add ``other``'s counts into these (in place, so merging many shards stays linear) and return self."""
+        self.counts.update(other.counts)
+        self.documents += other.documents
+        return self
+
+
+def document_frequencies(documents: Iterable[Iterable[Hashable]]) -> DocumentFrequencies:
+    """How many documents contain each term (token id, n-gram; once per document), and the number of documents."""
+    frequencies = DocumentFrequencies()
+    for terms in documents:
+        frequencies.counts.update(set(terms))
+        frequencies.documents += 1
+    return frequencies
 
 
 def idf_from_counts(counts: Mapping[int, int], num_documents: int) -> "IdfWeights":
@@ -29,8 +52,8 @@ def idf_from_counts(counts: Mapping[int, int], num_documents: int) -> "IdfWeight
 
 def idf_weights(documents: Iterable[Sequence[int]]) -> "IdfWeights":
     """IDF over token-id documents (see :func:`idf_from_counts`)."""
-    counts, total = document_frequencies(documents)
-    return idf_from_counts(counts, total)
+    frequencies = document_frequencies(documents)
+    return idf_from_counts(frequencies.counts, frequencies.documents)
 
 
 class IdfWeights(dict):
