@@ -27,9 +27,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..inputs import choice_option, device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
-from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
+from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
 from ..text.stopwords import stopwords
 from ..text.idf import IdfWeights, idf_weights
 from ..text.reference_corpus import check_idf_source, reference_sentences
@@ -211,18 +212,14 @@ class BertTbrScorer(CaptionScorer):
 
     def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
                  mode: str = "code", idf: str = "corpus", idf_sentences: Sequence[str] | None = None, device=None):
-        if mode not in MODES + ("unigram",):
-            raise ValueError(f"mode must be one of {MODES + ('unigram',)}, got {mode!r}")
+        self.mode = choice_option("mode", mode, MODES + ("unigram",))
         if check_idf_source(idf) != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
-        self.model_name = str(model_name)
-        self.mode = mode
+        self.model_name = path_option("model_name", model_name)
         self.idf = idf
-        if idf != "corpus":
-            idf_sentences = reference_sentences(idf)
-        self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
+        self.idf_sentences = reference_sentences(idf) if idf != "corpus" else sentences_option("idf_sentences", idf_sentences, optional=True)
         self._fixed_idf: IdfWeights | None = None
-        self.device = device
+        self.device = device_option("device", device)
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
             # The unigram variant weighs no word by IDF, so IDF options do not apply.
@@ -237,8 +234,9 @@ class BertTbrScorer(CaptionScorer):
             if self.model_name not in DEFAULT_LAYERS:
                 raise ValueError(f"no published layer for {self.model_name!r}: pass layer= (BERT-TBR uses layer 8 of bert-base-uncased)")
             layer = DEFAULT_LAYERS[self.model_name]
-        self.beta = beta
-        self.layer = layer
+        # β thresholds cosines, which are at most 1: outside [0, 1) every score would be 0 or nothing filtered.
+        self.beta = number_option("beta", beta, low=0.0, high=1.0, high_open=True)
+        self.layer = layer_option(layer, self.model_name)
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
