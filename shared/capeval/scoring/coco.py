@@ -12,9 +12,11 @@ from __future__ import annotations
 import functools
 import shutil
 import threading
+from pathlib import Path
 
 from ..text.ptb import check_tokenizer, tokenize_corpus
 from ..text.reference_corpus import check_idf_source, reference_sets
+from .meteor_jar import MeteorProcess
 from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
@@ -117,7 +119,8 @@ JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runt
 class MeteorScorer(CocoScorer):
     """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
 
-    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and is reused.
+    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and is reused; a
+    failed call discards it and the next one starts afresh (:class:`~capeval.scoring.meteor_jar.MeteorProcess`).
     """
 
     name = primary = "meteor"
@@ -127,23 +130,23 @@ class MeteorScorer(CocoScorer):
         self._jar = None
         self._lock = threading.Lock()
 
-    def jar(self):
-        """The toolkit's METEOR wrapper (started once per scorer)."""
+    def jar(self) -> MeteorProcess:
+        """The METEOR process of this scorer (its JVM starts on the first ``score``)."""
         with self._lock:
             if self._jar is None:
                 if shutil.which("java") is None:
                     raise RuntimeError(JAVA_MISSING)
                 try:
-                    from pycocoevalcap.meteor.meteor import Meteor
+                    import pycocoevalcap.meteor
                 except ImportError as error:
                     raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
-                self._jar = Meteor()
+                self._jar = MeteorProcess(Path(list(pycocoevalcap.meteor.__path__)[0]) / "meteor-1.5.jar")
             return self._jar
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
-        corpus, scores = self.jar().compute_score(dict(enumerate(refs)), {i: [c] for i, c in enumerate(candidates)})
-        return Scores({"meteor": scores}, corpus={"meteor": float(corpus)})
+        corpus, scores = self.jar().score(candidates, refs)
+        return Scores({"meteor": scores}, corpus={"meteor": corpus})
 
     def options(self) -> dict:
         return {"version": "1.5", **super().options()}
