@@ -224,7 +224,7 @@ def device_option(name: str, value: Any) -> Any:
 
 def path_option(name: str, value: Any) -> str:
     """A model given by hub id, URL or local path, as a string; a path (absolute, ``~``, ``./``, ``../``) that does
-    not exist fails now instead of when the model first loads.
+    not exist, or a plain ``http://`` URL to another machine, fails now instead of when the model first loads.
 
     >>> path_option("model_name", "bert-base-uncased")
     'bert-base-uncased'
@@ -232,7 +232,11 @@ def path_option(name: str, value: Any) -> str:
     if not isinstance(value, (str, os.PathLike)) or not str(value):
         raise ValueError(f"{name} must be a hub id, URL or local path, got {value!r} ({type(value).__name__})")
     text = os.fspath(value)
-    if text.startswith(("/", "~", "./", "../")) and not os.path.exists(os.path.expanduser(text)):
+    from .checkpoints import check_url, is_url
+
+    if is_url(text):
+        check_url(text)
+    elif text.startswith(("/", "~", "./", "../")) and not os.path.exists(os.path.expanduser(text)):
         from .models import ModelUnavailableError
 
         raise ModelUnavailableError(f"{name}={text!r}: no such file or folder")

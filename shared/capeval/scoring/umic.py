@@ -175,7 +175,7 @@ class UmicScorer(CaptionScorer):
         return logits
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        """UMIC in (0, 1) per caption, in input order; references are not used."""
+        """UMIC in [0, 1] per caption (exactly 0 or 1 only for extreme logits), in input order; references are not used."""
         regions, source = regions_for("UMIC", "BUTD features", images=images, region_features=region_features,
                                       extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         logits = self.logits(predictions, regions, batch_size=batch_size, show_progress=show_progress)
