@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.conftest import cased_tokenizer_dir, sample_features, tiny_umic, tiny_umic_checkpoint, tiny_uniter_config  # noqa: F401
+from vision.conftest import (  # noqa: F401 - fixtures of the vision tests, shared here
+    cased_tokenizer_dir, sample_features, sample_image, tiny_umic, tiny_umic_checkpoint, tiny_uniter_config)
 
 #: Where a test without Java says why it skipped (scripts/setup_env.sh installs a JRE where it can).
 NEEDS_JAVA = pytest.mark.skipif(shutil.which("java") is None, reason="needs a Java runtime (apt-get install default-jre-headless)")
