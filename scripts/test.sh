@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
-bash scripts/install_browser.sh
+bash scripts/apt_install.sh "the browser" chromedriver chromium chromium-driver
 export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
 .venv/bin/python -m pytest -q "$@"

@@ -12,7 +12,7 @@ from capeval.scoring.bert_tbr import (
     EncodedCaption,
     bert_tbr_score,
     combined_columns,
-    reference_matches,
+    stack_references,
     stopword_recall,
     thresholded_recall,
     unigram_score,
@@ -76,15 +76,15 @@ def two_reference_mock():
 
 def test_combine_appends_the_mismatched_piece_with_the_off_by_one_row():
     ref_a, ref_b = two_reference_mock()
-    matches = reference_matches([ref_a, ref_b], beta=0.4)
-    assert matches[0, 2:].tolist() == [True, False]  # match_A(B): b0 matched, b1 not
+    stacked = stack_references([ref_a, ref_b], beta=0.4)
+    assert stacked.matches[0, 2:].tolist() == [True, False]  # match_A(B): b0 matched, b1 not
     # Stacked rows: A = 0..3 (CLS_A, a0, a1, SEP_A), B = 4..7 (CLS_B, b0, b1, SEP_B).
-    rows, label_ids, label_pieces = combined_columns(0, [ref_a, ref_b], matches, "code")
+    rows, labels = combined_columns(0, stacked, "code")
     # Columns [a0, a1, SEP_A] labelled [a0, a1, b1]; b1's own vector is lost, B's row k=1 (b0) dropped last.
-    assert rows == [1, 2, 3]
-    assert label_pieces == ["a0", "a1", "b1"] and label_ids == [11, 12, 22]
-    rows, _, label_pieces = combined_columns(0, [ref_a, ref_b], matches, "paper")
-    assert rows == [1, 2, 6] and label_pieces == ["a0", "a1", "b1"]
+    assert rows.tolist() == [1, 2, 3]
+    assert [stacked.pieces[i] for i in labels] == ["a0", "a1", "b1"] and stacked.ids[labels].tolist() == [11, 12, 22]
+    rows, labels = combined_columns(0, stacked, "paper")
+    assert rows.tolist() == [1, 2, 6] and [stacked.pieces[i] for i in labels] == ["a0", "a1", "b1"]
 
 
 def test_duplicates_from_an_earlier_reference_are_not_appended_twice():
@@ -92,9 +92,9 @@ def test_duplicates_from_an_earlier_reference_are_not_appended_twice():
     ref_a = caption([eye[0], eye[1], eye[9]], ["x"], [101, 11, 102])
     ref_b = caption([eye[0], eye[5], eye[9]], ["new"], [101, 15, 102])
     ref_c = caption([eye[0], eye[5], eye[9]], ["new"], [101, 15, 102])
-    matches = reference_matches([ref_a, ref_b, ref_c], beta=0.4)
-    _, _, pieces = combined_columns(0, [ref_a, ref_b, ref_c], matches, "code")
-    assert pieces == ["x", "new"]  # C's "new" is matched by B (index 1 < 2), so it is a duplicate
+    stacked = stack_references([ref_a, ref_b, ref_c], beta=0.4)
+    _, labels = combined_columns(0, stacked, "code")
+    assert [stacked.pieces[i] for i in labels] == ["x", "new"]  # C's "new" is matched by B (index 1 < 2), so it is a duplicate
 
 
 def test_cut_zeroes_a_match_below_beta():

@@ -1,4 +1,4 @@
-"""The suite Space in a real browser: Debian's chromium (installed by scripts/install_browser.sh, headless, driven
+"""The suite Space in a real browser: Debian's chromium (installed by scripts/test.sh, headless, driven
 by Selenium through the system chromedriver; no downloaded browser build) types a caption, clicks Score, waits
 for the table and reads a score cell; the screenshot is saved under the test's temp dir."""
 
@@ -13,7 +13,7 @@ CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM and CHROMEDRIVER),
-    reason="Debian's chromium and chromium-driver are not installed (scripts/install_browser.sh installs them as root with apt-get)")
+    reason="Debian's chromium and chromium-driver are not installed (scripts/test.sh installs them as root with apt-get)")
 
 CANDIDATE = "a man riding a horse"
 REFERENCES = ["A man rides a brown horse .", "a man on a horse"]

@@ -25,7 +25,8 @@ def test_score_a_user_file(tmp_path, capsys):
     target = tmp_path / "scores.json"
     assert main(["score", "--input", str(source), "--output", str(target), "--metrics", "rouge"]) == 0
     scores = json.loads(target.read_text())["scores"]
-    assert list(scores) == ["ROUGE-L"] and len(scores["ROUGE-L"]) == 2
+    # "a dog runs": LCS 2 of 3 with either reference; "a cat": precision 1, recall 2/3, F with β = 1.2.
+    assert scores == {"ROUGE-L": pytest.approx([2 / 3, 2.44 * (2 / 3) / (2 / 3 + 1.44)])}
     assert "Kendall" not in capsys.readouterr().out  # no human scores in the file
 
 

@@ -64,7 +64,7 @@ PREDICTION_ERRORS = [
 REFERENCE_ERRORS = [
     (None, "references is None"),
     ([[]], "references\\[0\\] is empty"),
-    ([["a dog"], ["a cat"]], "Mismatch in the number of predictions \\(1\\) and references \\(2\\)"),
+    ([["a dog"], ["a cat"]], "got 1 predictions but 2 reference lists"),
 ]
 
 

@@ -20,7 +20,7 @@ _DESCRIPTION = """\
 UMIC scores a caption against its image, without references. A UNITER-base model fine-tuned contrastively
 (against captions with substituted, reordered, repeated or removed words and captions of similar images)
 reads "[CLS] caption [SEP]" together with the image's bottom-up-attention region features; the score is the
-sigmoid of a linear head on the pooled [CLS] state, in (0, 1).
+sigmoid of a linear head on the pooled [CLS] state, in [0, 1].
 
 The default reproduces the released code: captions are lower-cased (as the benchmark data was) and each
 whitespace word is word-pieced separately without truncation; the first clamp(#(conf > 0.2), 10, 100) regions
@@ -53,7 +53,7 @@ Constructor options (``evaluate.load(path, ...)``):
 
 Returns:
     umic (float): mean score.
-    scores (list of float): one score in (0, 1) per caption.
+    scores (list of float): one score in [0, 1] per caption.
     hashcode (str): checkpoint, tokenizer, casing, feature source and capeval version.
 
 Examples:

@@ -1,7 +1,8 @@
 """Checkpoints that live at a plain URL (not on the HuggingFace Hub), downloaded once into a cache.
 
 ``resolve_checkpoint`` turns a local path or a URL into a local file. A URL is fetched
-only on first use, into ``$CAPEVAL_CACHE`` (default ``~/.cache/capeval``); with
+only on first use, into ``$CAPEVAL_CACHE`` (default ``~/.cache/capeval``), and cached only when
+the download is complete (and matches its SHA-256 when one is given); with
 ``HF_HUB_OFFLINE=1`` (or ``CAPEVAL_OFFLINE=1``) nothing is fetched and a missing file
 raises :class:`~capeval.models.ModelUnavailableError` saying where to put it.
 """
@@ -9,15 +10,16 @@ raises :class:`~capeval.models.ModelUnavailableError` saying where to put it.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
-import tempfile
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from tqdm.auto import tqdm
 
+from .atomic import partial_file
 from .models import ModelUnavailableError
 from .progress import progress_enabled
 from .settings import cache_dir, offline
@@ -37,8 +39,10 @@ def cached_path_for(url: str) -> Path:
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
-def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20) -> None:
-    """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled).
+def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20,
+                       digest: Any = None) -> None:
+    """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled),
+    feeding ``digest`` (a ``hashlib`` object) on the way.
 
     >>> import io
     >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
@@ -49,34 +53,70 @@ def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None,
     with bar:
         for block in iter(lambda: source.read(chunk), b""):
             target.write(block)
+            if digest is not None:
+                digest.update(block)
             bar.update(len(block))
 
 
-def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", timeout: float = 60.0) -> Path:
-    """A local file for ``source`` (a path, or a URL downloaded once into the cache)."""
+#: Hosts a plain ``http://`` URL may name (a local test or mirror server); anything else must be ``https://``.
+LOOPBACK_HOSTS = frozenset(["localhost", "127.0.0.1", "::1"])
+
+
+def check_url(url: str) -> None:
+    """``ValueError`` for a plain ``http://`` URL to a host other than this machine (the download could be altered).
+
+    >>> check_url("http://127.0.0.1:8000/umic.pt")
+    >>> check_url("http://example.org/umic.pt")
+    Traceback (most recent call last):
+    ValueError: refusing to download a checkpoint over plain http:// from 'example.org' (use https://): http://example.org/umic.pt
+    """
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "http" and parsed.hostname not in LOOPBACK_HOSTS:
+        raise ValueError(f"refusing to download a checkpoint over plain http:// from {parsed.hostname!r} (use https://): {url}")
+
+
+def download(url: str, target: Path, *, what: str, sha256: str | None, timeout: float) -> None:
+    """Fetch ``url`` to ``target``, renamed into place only when it is complete and checked.
+
+    Refused: an HTML page (a login or error page served in the file's place), a body shorter than its
+    ``Content-Length``, and a file whose SHA-256 differs from ``sha256`` (when given).
+    """
+    with urllib.request.urlopen(url, timeout=timeout) as response, partial_file(target) as out:
+        if response.headers.get_content_type() == "text/html":
+            raise ModelUnavailableError(f"{url} returned an HTML page, not the {what} (a login, error or moved-file page?)")
+        expected = int(response.headers.get("Content-Length") or 0) or None
+        digest = hashlib.sha256()
+        copy_with_progress(response, out, total=expected, desc=f"downloading {target.name}", digest=digest)
+        received = out.tell()
+        if expected is not None and received != expected:
+            raise ModelUnavailableError(f"the download of {url} was cut short: {received:,} of {expected:,} bytes")
+        if sha256 is not None and digest.hexdigest() != sha256.lower():
+            raise ModelUnavailableError(f"the download of {url} has SHA-256 {digest.hexdigest()}, not the published {sha256}")
+
+
+def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", sha256: str | None = None,
+                       timeout: float = 60.0) -> Path:
+    """A local file for ``source``: a path, or a URL downloaded once into the cache.
+
+    A download goes to a hidden partial file first and becomes the cached checkpoint only when it is whole
+    (its ``Content-Length``), is not an HTML page and, when ``sha256`` is given, has that digest; plain
+    ``http://`` is refused except from this machine.
+    """
     if not is_url(source):
         path = Path(source).expanduser()
         if not path.is_file():
             raise ModelUnavailableError(f"The {what} file {str(path)!r} does not exist.")
         return path
     url = str(source)
+    check_url(url)
     target = cached_path_for(url)
     if target.is_file():
         return target
     advice = f"Download {url} yourself and pass its local path, or place it at {target}."
     if offline():
         raise ModelUnavailableError(f"The {what} is not cached and offline mode (HF_HUB_OFFLINE=1 or CAPEVAL_OFFLINE=1) forbids downloading it. {advice}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Download to a temporary file in the same folder, then rename: an interrupted download never looks complete.
-    handle, partial = tempfile.mkstemp(dir=target.parent, suffix=".part")
     try:
-        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
-            copy_with_progress(response, out, total=int(response.headers.get("Content-Length") or 0) or None,
-                               desc=f"downloading {target.name}")
-        os.replace(partial, target)
-    except OSError as error:
+        download(url, target, what=what, sha256=sha256, timeout=timeout)
+    except (OSError, http.client.HTTPException) as error:  # ModelUnavailableError is an OSError too
         raise ModelUnavailableError(f"Could not download the {what} from {url} ({error}). {advice}") from error
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
     return target

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from .benchmarks.cli import UsageError
 from .samples import sample_captions as load_sample
@@ -61,6 +60,7 @@ def score_runs(args: argparse.Namespace) -> list[tuple[str, object, str]]:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    from .atomic import partial_file, refuse_existing
     from .benchmarks.stats import kendall
     from .inputs import check_inputs
     from .registry import idf_note
@@ -70,6 +70,8 @@ def run_score(args: argparse.Namespace) -> int:
     if args.engine == "ray":
         from .distributed import score_on_ray
 
+    if args.output:
+        refuse_existing(args.output, overwrite=args.overwrite)  # before the scoring, not after it
     rows, source = read_input(args)
     predictions = [row["candidate"] for row in rows]
     references = [row["references"] for row in rows]
@@ -107,7 +109,8 @@ def run_score(args: argparse.Namespace) -> int:
         per_image = [{"image_id": row.get("image_id", i), "candidate": row["candidate"], **{c: columns[c][i] for c in columns}}
                      for i, row in enumerate(rows)]
         document = {"source": source, "system": system, "metrics": about, "images": per_image, "scores": columns}
-        Path(args.output).write_text(json.dumps(document, indent=1), encoding="utf-8")
+        with partial_file(args.output, mode="w", overwrite=args.overwrite) as out:
+            out.write(json.dumps(document, indent=1))
         print(f"\nWrote {args.output}")
     return 0
 
@@ -129,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
                             "when RAY_ADDRESS is set, else a local Ray instance); corpus values are then column means")
+    score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
     from .reports import smurf
 
@@ -146,10 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args) or 0)
-    except (UsageError, CaptionFileError, ModelUnavailableError) as error:
+    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError) as error:
         # A mistake in the input or a checkpoint that cannot be had is the user's to fix, not a crash: say what to do.
         print(f"capeval {args.command}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: outputs are written whole or not at all, so one line says everything (130 = 128 + SIGINT).
+        print(f"capeval {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

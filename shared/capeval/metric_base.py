@@ -6,7 +6,8 @@ A module sets ``scorer_class`` (a :class:`~capeval.scoring.protocol.CaptionScore
 * constructor options are the scorer's keyword arguments: an unknown one raises ``TypeError`` listing
   the valid ones (``evaluate`` itself silently drops them), a bad value fails at ``evaluate.load``;
 * ``compute`` checks the call (missing or malformed inputs, a constructor option passed to
-  ``compute``) before evaluate's own conversion, which fails obscurely;
+  ``compute``) before evaluate's own conversion, which fails obscurely; it is safe to call again
+  after a failure, and one instance may be shared by threads (their calls run one at a time);
 * ``_compute`` takes the same explicit keyword arguments in every module (so ``evaluate.combine``
   works), validates once, calls the scorer and shapes its columns into evaluate's result dict.
 
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import abc
 import inspect
+import os
+import threading
 from typing import Any, ClassVar
 
 import datasets
 import evaluate
 
-from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, validate_predictions
+from .inputs import COMMON_COMPUTE_KWARGS, check_inputs
 from .scoring.protocol import CaptionScorer, Scores, scorer_options
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
@@ -83,6 +86,7 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             raise TypeError(f"{type(self).__name__}: unknown option(s) {unknown}; valid options: {valid} "
                             f"(and evaluate's own: {sorted(EVALUATE_OPTIONS)})")
         self.scorer = self.scorer_class(**{k: v for k, v in options.items() if k in valid})
+        self._compute_lock = threading.Lock()
         super().__init__(**{k: v for k, v in options.items() if k in EVALUATE_OPTIONS})
 
     @property
@@ -110,7 +114,13 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         return evaluate.MetricInfo(features=text_features(with_references=self.needs_references), **metadata)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
-        """evaluate's ``compute`` with clear errors for missing or malformed inputs and misplaced options."""
+        """evaluate's ``compute``, checked first and safe to call again after a failure.
+
+        Missing or malformed inputs and misplaced options raise before evaluate's own conversion (which
+        would stringify a malformed reference or fail obscurely); any iterable is accepted where a list
+        is expected. A call that fails leaves no cache files behind and does not affect the next one.
+        Calls on one instance from several threads run one at a time.
+        """
         misplaced = sorted(set(kwargs) - set(COMMON_COMPUTE_KWARGS))
         if misplaced:
             options = [k for k in misplaced if k in scorer_options(self.scorer_class)]
@@ -122,10 +132,33 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         if predictions is None and references is not None:
             raise ValueError("predictions is None: pass a list of caption strings")
         if predictions is not None:
-            validate_predictions(predictions)
             if references is None and self.needs_references:
                 raise ValueError("references is None: pass one reference, or a list of references, per prediction")
-        return super().compute(predictions=predictions, references=references, **kwargs)
+            # Checked lists from here on: references always in the multi-reference form, so evaluate's feature
+            # choice never depends on which form an earlier call used.
+            checked = check_inputs(self.scorer, predictions, references, **{k: v for k, v in kwargs.items() if k != "show_progress"})
+            predictions, references = checked.pop("predictions"), checked.pop("references")
+            kwargs.update({k: v for k, v in checked.items() if v is not None})
+        with self._compute_lock:
+            try:
+                return super().compute(predictions=predictions, references=references, **kwargs)
+            except BaseException:
+                self._discard_failed_call()
+                raise
+
+    def _discard_failed_call(self) -> None:
+        """Forget what a failed ``compute`` left: the Arrow writer, its cache files and locks, the chosen feature format."""
+        paths = [*(getattr(self, "file_paths", None) or []), *([self.cache_file_name] if self.cache_file_name else [])]
+        for path in dict.fromkeys(paths):
+            if os.path.exists(path):
+                os.remove(path)
+        for lock in [*(getattr(self, "filelocks", None) or []), *([self.filelock] if self.filelock else [])]:
+            lock.release(force=True)
+            if os.path.exists(lock.lock_file):
+                os.remove(lock.lock_file)
+        self.writer = self.buf_writer = self.data = self.filelock = self.cache_file_name = None
+        self.file_paths, self.filelocks = [], []
+        self.selected_feature_format = None
 
     def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
         """Validate once, score, shape: every capeval module takes exactly these keyword arguments."""

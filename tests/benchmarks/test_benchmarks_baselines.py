@@ -63,7 +63,7 @@ def test_bad_inputs_and_options(load_metric, name):
     metric = load_metric(name)
     with pytest.raises(ValueError, match="empty"):
         metric.compute(predictions=["a dog"], references=[[]])
-    with pytest.raises(ValueError, match="(?i)mismatch"):
+    with pytest.raises(ValueError, match="got 2 predictions but 1 reference lists"):
         metric.compute(predictions=["a dog", "a cat"], references=[["a dog"]])
     with pytest.raises(ValueError, match="tokenizer"):
         load_metric(name, tokenizer="spacy")

@@ -49,7 +49,7 @@ def test_flickr8k_expert_p1_is_bert_tbr_row_set():
 
 def test_protocol_options():
     cf = prepare("flickr8k_cf")
-    # CLIPScore removes every judged own caption from its image's references (two for some images).
+    # CLIPScore removes every judged own caption from its image's references (no image has more than one).
     assert len(cf.items) == 47830 and sorted({len(r) for r in cf.items.references}) == [3, 4, 5]
     assert len(prepare("flickr8k_cf", include_self_captions=False).items) == 47109
     composite = prepare("composite")

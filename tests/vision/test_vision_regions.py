@@ -36,11 +36,12 @@ def test_the_real_butd_sample_loads_as_stored(sample_features):
 
 
 def test_uniter_position_is_norm_bb_plus_area():
-    regions = RegionFeatures.from_butd(np.zeros((1, 2048)), np.float16([[0.1, 0.2, 0.5, 0.6, 0.4, 0.4]]))
+    # w ≠ h, so the area w·h cannot be confused with w·w or h·h.
+    regions = RegionFeatures.from_butd(np.zeros((1, 2048)), np.float16([[0.1, 0.2, 0.5, 0.8, 0.4, 0.6]]))
     pos7 = regions.uniter_pos7()
     assert pos7.dtype == np.float32
-    assert np.allclose(pos7, [[0.1, 0.2, 0.5, 0.6, 0.4, 0.4, 0.16]], atol=1e-3)  # up to fp16 rounding of the inputs
-    assert pos7[0, 6] == np.float32(np.float16(0.4)) * np.float32(np.float16(0.4))
+    assert np.allclose(pos7, [[0.1, 0.2, 0.5, 0.8, 0.4, 0.6, 0.24]], atol=1e-3)  # up to fp16 rounding of the inputs
+    assert pos7[0, 6] == np.float32(np.float16(0.4)) * np.float32(np.float16(0.6))
 
 
 def test_vilbert_location_uses_pixel_area():

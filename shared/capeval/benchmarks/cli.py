@@ -77,12 +77,15 @@ def load_metric(spec: str, options: dict):
 
 
 def run(args: argparse.Namespace) -> int:
+    from capeval.atomic import refuse_existing
     from capeval.benchmarks.harness import as_scoring_metric
     from capeval.benchmarks.harness import markdown_table
     from capeval.benchmarks.harness import run_benchmarks
     from capeval.benchmarks.harness import write_outputs
     from capeval.benchmarks.rowsets import BENCHMARKS
 
+    if args.out:
+        refuse_existing(args.out, overwrite=args.overwrite)  # before the scoring, not after it
     datasets = list(BENCHMARKS) if "all" in args.dataset else args.dataset
     options = parse_assignments(args.option, "--option")
     protocol = parse_assignments(args.protocol, "--protocol")
@@ -104,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                                       seed=args.seed, ties=args.ties, verbose=False, **chosen)
     print(markdown_table(results))
     if args.out:
-        for path in write_outputs(results, args.out, plots=not args.no_plots):
+        for path in write_outputs(results, args.out, plots=not args.no_plots, overwrite=args.overwrite):
             print(f"wrote {path}")
     return 0
 
@@ -131,4 +134,5 @@ def register(subparsers) -> None:
     parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
     parser.add_argument("--out", help="write results.md/.csv/.json and scatter plots here")
     parser.add_argument("--no-plots", action="store_true", help="skip the scatter plots")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out folder (it is refused otherwise)")
     parser.set_defaults(run=run)

@@ -279,29 +279,33 @@ def markdown_table(results: list[BenchmarkResult]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def write_outputs(results: list[BenchmarkResult], out_dir, plots: bool = True) -> list[Path]:
-    """``results.md``, ``results.csv``, ``results.json`` and one scatter plot per (metric, benchmark)."""
+def write_outputs(results: list[BenchmarkResult], out_dir, plots: bool = True, overwrite: bool = False) -> list[Path]:
+    """``results.md``, ``results.csv``, ``results.json`` and one scatter plot per (metric, benchmark) in ``out_dir``.
+
+    The folder appears whole or not at all (written beside it, then renamed); an existing non-empty
+    ``out_dir`` raises ``FileExistsError`` unless ``overwrite``, and is then replaced as a whole.
+    """
     import csv
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "results.md", out / "results.csv", out / "results.json"]
-    written[0].write_text(markdown_table(results), encoding="utf-8")
-    with written[1].open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(ResultRow.__dataclass_fields__))
-        writer.writeheader()
-        for r in results:
-            writer.writerows(asdict(row) for row in r.rows)
-    written[2].write_text(json.dumps([r.to_dict() for r in results], indent=1), encoding="utf-8")
-    if plots:
-        from capeval.benchmarks.plots import scatter_plot
+    from capeval.atomic import partial_folder
 
-        for r in results:
-            if r.scores is not None:
-                path = out / f"scatter_{safe_name(r.metric)}_{r.benchmark}.png"
-                scatter_plot(r, path)
-                written.append(path)
-    return written
+    names = ["results.md", "results.csv", "results.json"]
+    with partial_folder(out_dir, overwrite=overwrite) as out:
+        (out / names[0]).write_text(markdown_table(results), encoding="utf-8")
+        with (out / names[1]).open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(ResultRow.__dataclass_fields__))
+            writer.writeheader()
+            for r in results:
+                writer.writerows(asdict(row) for row in r.rows)
+        (out / names[2]).write_text(json.dumps([r.to_dict() for r in results], indent=1), encoding="utf-8")
+        if plots:
+            from capeval.benchmarks.plots import scatter_plot
+
+            for r in results:
+                if r.scores is not None:
+                    names.append(f"scatter_{safe_name(r.metric)}_{r.benchmark}.png")
+                    scatter_plot(r, out / names[-1])
+    return [Path(out_dir) / name for name in names]
 
 
 def safe_name(text: str) -> str:

@@ -27,9 +27,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..inputs import choice_option, device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
-from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder
+from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
 from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
 from ..text.reference_corpus import check_idf_source, reference_sentences
@@ -56,55 +57,92 @@ class EncodedCaption:
     pieces: list[str]
 
 
-def reference_matches(references: Sequence[EncodedCaption], beta: float) -> np.ndarray:
-    """``matches[a, p]``: whether word piece p (of all references' pieces, concatenated in
-    order) has a match above β in reference a: max(0, max_t cos(p, a_t)) > β over a's
-    word pieces ([CLS]/[SEP] excluded)."""
-    pieces = np.concatenate([ref.embeddings[1:-1] for ref in references])
-    best = segment_max(pieces @ pieces.T, [len(ref.pieces) for ref in references])  # (all pieces, refs)
-    return (np.maximum(best, 0.0) > beta).T
+#: How many similarities are computed at once when matching references against each other: memory stays
+#: bounded (64 MB of float32) however many references a caption has.
+SIMILARITY_CHUNK = 1 << 24
 
 
-def combined_columns(base: int, references: Sequence[EncodedCaption], matches: np.ndarray, mode: str = "code") -> tuple[list[int], list[int], list[str]]:
-    """The columns scored for one base reference, as row indices into the references'
-    stacked [CLS]…[SEP] embeddings, with their label ids and label pieces.
+@dataclass
+class StackedReferences:
+    """One candidate's references as BERT-TBR combines them, every array indexed by word piece (all the
+    references' pieces, concatenated in order).
 
-    Pieces of each other reference B that the base does not match are appended,
-    unless an earlier reference (other than the base) already matches them. In
-    ``"code"`` mode the appended rows and the [SEP] column carry the released
-    code's off-by-one shift (module docstring); in ``"paper"`` mode each appended
-    piece brings its own embedding.
+    ``matches[a, p]``: whether piece p has a match above β in reference a; ``owner``/``position``: p's
+    reference and its index there; ``ids``/``pieces``: its token id and string; ``earliest``: the first and
+    second reference matching p (the number of references where there is none); ``row_offsets``: each
+    reference's first row in the stacked [CLS]…[SEP] embeddings (and the total).
     """
-    row_offsets = np.cumsum([0] + [len(ref.ids) for ref in references]).tolist()
-    piece_offsets = np.cumsum([0] + [len(ref.pieces) for ref in references]).tolist()
-    anchor = references[base]
-    appended_rows: list[int] = []
-    label_ids = list(anchor.ids[1:-1])
-    label_pieces = list(anchor.pieces)
-    for b, other in enumerate(references):
-        if b == base:
-            continue
-        for k in range(len(other.pieces)):
-            piece = piece_offsets[b] + k
-            if matches[base, piece] or any(matches[c, piece] for c in range(b) if c != base):
-                continue
-            # Row k of the [CLS]-prefixed tensor is piece k-1 (the released code's off-by-one).
-            appended_rows.append(row_offsets[b] + (k if mode == "code" else k + 1))
-            label_ids.append(other.ids[k + 1])
-            label_pieces.append(other.pieces[k])
-    first = row_offsets[base]
+
+    matches: np.ndarray
+    owner: np.ndarray
+    position: np.ndarray
+    ids: np.ndarray
+    pieces: list[str]
+    earliest: np.ndarray
+    row_offsets: np.ndarray
+
+
+def stack_references(references: Sequence[EncodedCaption], beta: float) -> StackedReferences:
+    """Match every reference's pieces against every reference: max(0, max_t cos(p, a_t)) > β over a's word
+    pieces ([CLS]/[SEP] excluded), in chunks of rows so the similarity matrix is never whole.
+
+    Memory: the boolean ``matches`` (references × pieces bytes; 5,000 references of 7 pieces: 175 MB) and
+    one chunk of :data:`SIMILARITY_CHUNK` similarities.
+    """
+    lengths = np.array([len(ref.pieces) for ref in references])
+    pieces = np.concatenate([ref.embeddings[1:-1] for ref in references])
+    count = len(references)
+    matches = np.zeros((count, len(pieces)), dtype=bool)
+    earliest = np.full((2, len(pieces)), count)
+    step = max(1, SIMILARITY_CHUNK // max(len(pieces), count, 1))
+    for start in range(0, len(pieces), step):
+        best = segment_max(pieces[start : start + step] @ pieces.T, lengths)  # (chunk, references)
+        chunk = (np.maximum(best, 0.0) > beta).T
+        matches[:, start : start + step] = chunk
+        # The two earliest matching references: the argmax of the matches, then of the matches without it.
+        for rank in range(2):
+            found = chunk.any(axis=0)
+            first = chunk.argmax(axis=0)
+            earliest[rank, start : start + step] = np.where(found, first, count)
+            chunk[first, np.arange(chunk.shape[1])] = False
+    owner = np.repeat(np.arange(count), lengths)
+    return StackedReferences(
+        matches=matches, owner=owner, position=np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths),
+        ids=np.array([i for ref in references for i in ref.ids[1:-1]], dtype=np.int64),
+        pieces=[piece for ref in references for piece in ref.pieces], earliest=earliest,
+        row_offsets=np.cumsum([0] + [len(ref.ids) for ref in references]))
+
+
+def combined_columns(base: int, stacked: StackedReferences, mode: str = "code") -> tuple[np.ndarray, np.ndarray]:
+    """The columns scored for one base reference: row indices into the references' stacked [CLS]…[SEP]
+    embeddings, and the piece (index into ``stacked``) labelling each column.
+
+    Pieces of each other reference B that the base does not match are appended, unless an earlier
+    reference (other than the base) already matches them. In ``"code"`` mode the appended rows and the
+    [SEP] column carry the released code's off-by-one shift (module docstring); in ``"paper"`` mode each
+    appended piece brings its own embedding.
+    """
+    owner = stacked.owner
+    # The earliest reference other than the base that matches each piece.
+    other_matcher = np.where(stacked.earliest[0] != base, stacked.earliest[0], stacked.earliest[1])
+    appended = np.flatnonzero((owner != base) & ~stacked.matches[base] & ~(other_matcher < owner))
+    own = np.flatnonzero(owner == base)
+    labels = np.concatenate([own, appended])
+    # Row k of the [CLS]-prefixed tensor is piece k-1 (the released code's off-by-one).
+    appended_rows = stacked.row_offsets[owner[appended]] + stacked.position[appended] + (mode != "code")
+    first, end = stacked.row_offsets[base], stacked.row_offsets[base + 1]
     if mode == "code":
         # The code slices [1:-1] after appending: the base's [SEP] stays, the last appended row goes.
-        rows = list(range(first, row_offsets[base + 1])) + appended_rows
-        return rows[1:-1], label_ids, label_pieces
-    return list(range(first + 1, row_offsets[base + 1] - 1)) + appended_rows, label_ids, label_pieces
+        return np.concatenate([np.arange(first, end), appended_rows])[1:-1], labels
+    return np.concatenate([np.arange(first + 1, end - 1), appended_rows]), labels
 
 
 def column_maxima(similarity: np.ndarray) -> np.ndarray:
-    """max(0, max over candidate rows) per column; 0 where there are no rows."""
+    """max(0, max over candidate rows) per column, at most 1 (float32 rounds a cosine of 1 up to
+    1.0000001); 0 where there are no rows."""
     if similarity.shape[0] == 0:
         return np.zeros(similarity.shape[1], dtype=similarity.dtype)
-    return np.maximum(similarity.max(axis=0), 0.0)
+    return np.clip(similarity.max(axis=0), 0.0, 1.0)
 
 
 def thresholded_recall(maxima: np.ndarray, weights: np.ndarray, beta: float) -> float:
@@ -151,20 +189,20 @@ def bert_tbr_score(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    matches = reference_matches(references, beta)
+    stacked = stack_references(references, beta)
     similarity = candidate.embeddings[1:-1] @ np.concatenate([ref.embeddings for ref in references]).T
     content_rows = np.array([p not in stop_words for p in candidate.pieces], dtype=bool)
     maxima = column_maxima(similarity)
     content_maxima = column_maxima(similarity[content_rows])
+    piece_idf = np.array([idf[t] for t in stacked.ids.tolist()], dtype=np.float64)
+    piece_content = np.array([p not in stop_words for p in stacked.pieces], dtype=bool)
     total = 0.0
     for base in range(len(references)):
-        rows, label_ids, label_pieces = combined_columns(base, references, matches, mode)
-        weights = np.array([idf[t] for t in label_ids], dtype=np.float64)
-        combined = thresholded_recall(maxima[rows], weights, beta)
+        rows, labels = combined_columns(base, stacked, mode)
+        combined = thresholded_recall(maxima[rows], piece_idf[labels], beta)
         if combined == 0.0:
             continue
-        content_columns = np.array([p not in stop_words for p in label_pieces], dtype=bool)
-        total += combined * stopword_recall(content_maxima[rows][content_columns], beta, mode)
+        total += combined * stopword_recall(content_maxima[rows][piece_content[labels]], beta, mode)
     return total / len(references)
 
 
@@ -217,18 +255,14 @@ class BertTbrScorer(CaptionScorer):
 
     def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
                  mode: str = "code", idf: str = "corpus", idf_sentences: Sequence[str] | None = None, device=None):
-        if mode not in MODES + ("unigram",):
-            raise ValueError(f"mode must be one of {MODES + ('unigram',)}, got {mode!r}")
+        self.mode = choice_option("mode", mode, MODES + ("unigram",))
         if check_idf_source(idf) != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
-        self.model_name = str(model_name)
-        self.mode = mode
+        self.model_name = path_option("model_name", model_name)
         self.idf = idf
-        if idf != "corpus":
-            idf_sentences = reference_sentences(idf)
-        self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
+        self.idf_sentences = reference_sentences(idf) if idf != "corpus" else sentences_option("idf_sentences", idf_sentences, optional=True)
         self._fixed_idf: IdfWeights | None = None
-        self.device = device
+        self.device = device_option("device", device)
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
             # The unigram variant weighs no word by IDF, so IDF options do not apply.
@@ -243,8 +277,9 @@ class BertTbrScorer(CaptionScorer):
             if self.model_name not in DEFAULT_LAYERS:
                 raise ValueError(f"no published layer for {self.model_name!r}: pass layer= (BERT-TBR uses layer 8 of bert-base-uncased)")
             layer = DEFAULT_LAYERS[self.model_name]
-        self.beta = beta
-        self.layer = layer
+        # β thresholds cosines, which are at most 1: outside [0, 1) every score would be 0 or nothing filtered.
+        self.beta = number_option("beta", beta, low=0.0, high=1.0, high_open=True)
+        self.layer = layer_option(layer, self.model_name)
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]

@@ -22,9 +22,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
-from ..text.encoder import TextEncoder, get_text_encoder
+from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
 from .protocol import CaptionScorer, Scores
 
@@ -93,12 +94,12 @@ class BERTScorer(CaptionScorer):
 
     def __init__(self, model_name: str, *, layer: int | None = None, idf: bool = False,
                  idf_sentences: Sequence[str] | None = None, pad_like_bert_score: bool = True, device=None):
-        self.model_name = str(model_name)
-        self.layer = layer
-        self.idf = bool(idf)
-        self.idf_sentences = None if idf_sentences is None else list(idf_sentences)
-        self.pad_like_bert_score = pad_like_bert_score
-        self.device = device
+        self.model_name = path_option("model_name", model_name)
+        self.layer = layer_option(layer, self.model_name)
+        self.idf = bool_option("idf", idf)
+        self.idf_sentences = sentences_option("idf_sentences", idf_sentences, optional=True)
+        self.pad_like_bert_score = bool_option("pad_like_bert_score", pad_like_bert_score)
+        self.device = device_option("device", device)
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import functools
 import shutil
-import threading
+from pathlib import Path
 
+from ..models import cached
 from ..text.idf import DocumentFrequencies
 from ..text.ptb import check_tokenizer, tokenize_corpus
 from ..text.reference_corpus import check_idf_source, reference_sets
+from .meteor_jar import MeteorProcess
 from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
@@ -131,39 +133,42 @@ JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runt
                 "install one (e.g. apt-get install default-jre-headless) or leave METEOR out")
 
 
-_meteor_jar = None
-_meteor_lock = threading.Lock()
+def meteor_process() -> MeteorProcess:
+    """The METEOR process of this Python process, in capeval's model cache: every METEOR scorer shares it (so
+    a scorer pickles without it, e.g. to Ray workers), and a failed call makes it start afresh."""
+    if shutil.which("java") is None:
+        raise RuntimeError(JAVA_MISSING)
+    try:
+        import pycocoevalcap.meteor
+    except ImportError as error:
+        raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
+    jar = Path(list(pycocoevalcap.meteor.__path__)[0]) / "meteor-1.5.jar"
+    return cached(("meteor-jar", str(jar)), lambda: MeteorProcess(jar))
 
 
 class MeteorScorer(CocoScorer):
     """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
 
-    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and serves
-    every METEOR scorer of the process, like capeval's model cache.
+    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and serves every
+    METEOR scorer of the process (:func:`meteor_process`); a failed call discards its JVM and the next one
+    starts afresh (:class:`~capeval.scoring.meteor_jar.MeteorProcess`).
     """
 
     name = primary = "meteor"
     corpus_is_mean = False
 
-    @staticmethod
-    def jar():
-        """The toolkit's METEOR wrapper (started once per process)."""
-        global _meteor_jar
-        if shutil.which("java") is None:
-            raise RuntimeError(JAVA_MISSING)
-        with _meteor_lock:
-            if _meteor_jar is None:
-                try:
-                    from pycocoevalcap.meteor.meteor import Meteor
-                except ImportError as error:
-                    raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
-                _meteor_jar = Meteor()
-            return _meteor_jar
+    def __init__(self, *, tokenizer: str = "ptb"):
+        super().__init__(tokenizer=tokenizer)
+        #: Another METEOR process to use instead of the shared one (tests pass one per session).
+        self._jar: MeteorProcess | None = None
+
+    def jar(self) -> MeteorProcess:
+        return self._jar or meteor_process()
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
-        corpus, scores = self.jar().compute_score(dict(enumerate(refs)), {i: [c] for i, c in enumerate(candidates)})
-        return Scores({"meteor": scores}, corpus={"meteor": float(corpus)})
+        corpus, scores = self.jar().score(candidates, refs)
+        return Scores({"meteor": scores}, corpus={"meteor": corpus})
 
     def options(self) -> dict:
         return {"version": "1.5", **super().options()}

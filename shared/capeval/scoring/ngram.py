@@ -200,5 +200,6 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
                 if norm[k] != 0 and norm_ref[k] != 0:
                     value /= norm[k] * norm_ref[k]
                 total[k] += value * penalty
-        scores.append(sum(total) / n / len(refs) * 10.0)
+        # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
+        scores.append(min(10.0, sum(total) / n / len(refs) * 10.0))
     return scores

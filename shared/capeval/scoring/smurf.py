@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
+from ..inputs import bool_option, choice_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
@@ -336,15 +337,13 @@ class SmurfScorer(CaptionScorer):
         unknown = sorted(set(components) - set(COMPONENTS))
         if unknown or not components or len(set(components)) != len(components):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
-        if fusion not in FUSIONS:
-            raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
         self.components = tuple(c for c in COMPONENTS if c in components)
         self.needs_references = "sparcs" in self.components
-        self.preprocess = bool(preprocess)
-        self.spurts_model = str(spurts_model)
-        self.mima_model = str(mima_model)
-        self.fusion = fusion
-        self.device = device
+        self.preprocess = bool_option("preprocess", preprocess)
+        self.spurts_model = path_option("spurts_model", spurts_model)
+        self.mima_model = path_option("mima_model", mima_model)
+        self.fusion = choice_option("fusion", fusion, FUSIONS)
+        self.device = device_option("device", device)
 
     @property
     def fused(self) -> bool:

@@ -23,6 +23,7 @@ import torch
 
 from ..backbones.common import pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
+from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import RegionExtractor, check_extractor, regions_for
@@ -112,13 +113,13 @@ class UmicScorer(CaptionScorer):
     def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *, lowercase: bool = True,
                  num_attention_heads: int | None = None, extractor: RegionExtractor | None = None,
                  feature_cache_dir: str | None = None, device: str | torch.device | None = None):
-        self.checkpoint = str(checkpoint)
-        self.tokenizer_name = str(tokenizer)
-        self.lowercase = bool(lowercase)
-        self.num_attention_heads = num_attention_heads
+        self.checkpoint = path_option("checkpoint", checkpoint)
+        self.tokenizer_name = path_option("tokenizer", tokenizer)
+        self.lowercase = bool_option("lowercase", lowercase)
+        self.num_attention_heads = int_option("num_attention_heads", num_attention_heads, optional=True)
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device)
+        self.device = resolve_device(device_option("device", device))
 
     @property
     def model(self):
@@ -174,7 +175,7 @@ class UmicScorer(CaptionScorer):
         return logits
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        """UMIC in (0, 1) per caption, in input order; references are not used."""
+        """UMIC in [0, 1] per caption (exactly 0 or 1 only for extreme logits), in input order; references are not used."""
         regions, source = regions_for("UMIC", "BUTD features", images=images, region_features=region_features,
                                       extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         logits = self.logits(predictions, regions, batch_size=batch_size, show_progress=show_progress)

@@ -36,6 +36,7 @@ import torch
 
 from ..backbones.common import pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import RegionExtractor, check_extractor, regions_for
@@ -221,15 +222,15 @@ class VilbertScoreScorer(CaptionScorer):
         layer = blocks if layer is None else layer
         if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= blocks:
             raise ValueError(f"layer must be a co-attention block in 1..{blocks} (this config has {blocks} blocks), got {layer!r}")
-        self.checkpoint = str(checkpoint)
+        self.checkpoint = path_option("checkpoint", checkpoint)
         self.config = None if config is None else str(config)
         self.architecture = architecture
-        self.tokenizer_name = str(tokenizer)
+        self.tokenizer_name = path_option("tokenizer", tokenizer)
         self.layer = layer
         self.mode = mode
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device)
+        self.device = resolve_device(device_option("device", device))
         self._model: VilbertModel | None = None
         self._tokenizer: Any = None
 

@@ -13,12 +13,15 @@ the same references every time encodes them once and then only its new predictio
 from __future__ import annotations
 
 import copy
+import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import torch
 
+from ..inputs import int_option
 from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
@@ -114,6 +117,26 @@ def truncate_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.Module:
         parent._modules[name] = child
     clones[-1]._modules[path[-1]] = torch.nn.ModuleList(list(layers)[:num_layers])
     return clones[0]
+
+
+def local_layer_count(name_or_path: str) -> int | None:
+    """How many transformer layers a local checkpoint folder has (its ``config.json``); ``None`` for a hub id."""
+    config = Path(name_or_path).expanduser() / "config.json"
+    if not config.is_file():
+        return None
+    fields = json.loads(config.read_text(encoding="utf-8"))
+    count = fields.get("num_hidden_layers", fields.get("n_layers"))
+    return count if isinstance(count, int) else None
+
+
+def layer_option(layer, name_or_path: str) -> int | None:
+    """The ``layer`` option: ``None`` or an int from 0 (the embeddings) to the model's layer count, checked
+    against a local checkpoint's config now (a hub model's when it loads)."""
+    layer = int_option("layer", layer, minimum=0, optional=True)
+    count = local_layer_count(name_or_path)
+    if layer is not None and count is not None and layer > count:
+        raise ValueError(f"layer={layer} is out of range for {name_or_path!r}, which has {count} layers (0 to {count})")
+    return layer
 
 
 class TextEncoder:

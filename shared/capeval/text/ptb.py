@@ -6,6 +6,15 @@ lowercasing happens first, bracket tokens come out as ``-lrb-``/``-rrb-`` and ar
 (the list holds the upper-case forms): a quirk reproduced here. :func:`ptb_tokenize` rebuilds
 the tokenizer's output without Java; ``backend="java"`` runs the jar (from pycocoevalcap, or
 ``$CAPEVAL_CORENLP_JAR``) for exact parity on arbitrary text.
+
+The jar's rewriting of unusual text is reproduced and tested on thousands of varied strings: curly and
+angle quotes, dashes, the ellipsis, € and £, combining marks inside words, zero-width, control and format
+characters (they separate tokens), characters beyond the Basic Multilingual Plane such as emoji (dropped),
+simple HTML tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences
+remain on rarer text: a combining mark after a digit or inside a hyphenated or slashed word (the jar splits
+there), a soft hyphen inside "cannot"/"gonna" (the jar keeps the word whole), "'n'" and "’n’", "'tis", a
+"www." address with a path, HTML tags with attributes, and other symbols the jar drops (₹); use
+``tokenizer="ptb-java"`` where such text matters.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import unicodedata
 from pathlib import Path
 
 # pycocoevalcap's list, verbatim in meaning: these tokens are removed after tokenization.
@@ -33,16 +43,33 @@ BRACKETS = {"(": "-lrb-", ")": "-rrb-", "{": "-lcb-", "}": "-rcb-", "[": "-lsb-"
 ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&", "&lt;": "<", "&gt;": ">"}
 SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"), "wanna": ("wan", "na")}
 ACRONYM = re.compile(r"^(?:[a-z]\.){2,}$")
-WORD = r"[^\W_]+(?:[-./_][^\W_]+)*"
+# CoreNLP 3.4.1 rewrites these while tokenizing: curly and angle quotes become ASCII quotes (so they are dropped as
+# punctuation, and the ’ of "don’t" is an apostrophe), dashes "--", the ellipsis "...", € and £ its $ and #; a soft
+# hyphen vanishes.
+CORENLP_CHARACTERS = str.maketrans({"“": '"', "”": '"', "«": '"', "»": '"', "‹": "'", "›": "'", "‘": "'", "’": "'",
+                                    "—": " -- ", "–": " -- ", "―": " -- ", "…": " ... ", "€": "$", "£": "#", "\u00ad": ""})
+_BMP = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF]
+# Control and format characters (zero-width spaces and joiners, direction marks) separate tokens in CoreNLP, and
+# characters beyond the Basic Multilingual Plane (emoji, math letters) are dropped: both become a space here.
+SEPARATORS = re.compile("[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c) in ("Cc", "Cf")
+                                      and not c.isspace() and c != "\u00ad") + "\U00010000-\U0010ffff]")
+# Combining marks (a decomposed "é") stay inside their word.
+WORD_CHAR = r"(?:[^\W_]|[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c).startswith("M")) + "])"
+WORD = rf"{WORD_CHAR}+(?:[-./_]{WORD_CHAR}+)*"
 TOKEN = re.compile(rf"""
     (?i:-[lr][rcs]b-)                         # bracket tokens already escaped in the text
+  | </?[A-Za-z][A-Za-z0-9]*/?>                # simple HTML tags: <b>, </b>, <br/>
+  | (?:https?|ftp)://[^\s()<>"]*[^\s()<>".,;:!?']   # URLs, without a final period or bracket
+  | [^\W_](?:[\w.+-]*[^\W_])?@[^\W_]+(?:[.-][^\W_]+)*   # e-mail addresses
+  | \#[^\W\d_]+ | @[^\W\d_]\w*              # hashtags (letters only) and handles
   | [:;]-?[()]                                # emoticons
   | \.\.\.+ | --+ | [?!]+                     # ellipsis, dashes, repeated ?/!
   | (?:n't|'s|'re|'ve|'ll|'d|'m)(?![^\W_])    # contractions, attached or written apart
+  | [0-9]+\ [0-9]+/[0-9]+                     # a mixed number, one token: 2 1/2 (joined by a no-break space)
   | [0-9]+(?:[:,.][0-9]+)+                    # numbers and times: 1,000  3.5  12:30
   | [A-Z]+&[A-Z]+                             # AT&T
   | [^\W_]+(?=n't(?![^\W_]))                 # the word before n't
-  | {WORD}\.?                                # words, hyphenated and dotted words, a final period
+  | {WORD}(?:\.(?!\.))?                       # words, hyphenated and dotted words, a final period (not an ellipsis)
   | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
 """, re.VERBOSE)
 
@@ -51,9 +78,10 @@ def ptb_tokens(sentence: str) -> list[str]:
     """CoreNLP-3.4.1-style lowercased PTB tokens of one line (punctuation not yet removed)."""
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
+    sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
     tokens: list[str] = []
     for match in TOKEN.finditer(sentence):
-        token = match.group().lower()
+        token = match.group().lower().replace(" ", "\u00a0")
         if token in BRACKETS:
             tokens.append(BRACKETS[token])
         elif token[0] in ":;" and len(token) > 1:
@@ -105,7 +133,8 @@ def java_tokenize(sentences: list[str]) -> list[str]:
         raise RuntimeError("the Java PTB tokenizer needs a Java runtime (java on PATH); use backend='python'")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "captions.txt"
-        path.write_text("\n".join(s.replace("\n", " ") for s in sentences), encoding="utf-8")
+        # Every line break Java knows (U+2028, \\r, ...) becomes a space: one caption, one line.
+        path.write_text("\n".join(" ".join(s.splitlines()) for s in sentences), encoding="utf-8")
         command = ["java", "-cp", str(corenlp_jar()), "edu.stanford.nlp.process.PTBTokenizer",
                    "-preserveLines", "-lowerCase", str(path)]
         lines = subprocess.run(command, capture_output=True, check=True).stdout.decode("utf-8").split("\n")

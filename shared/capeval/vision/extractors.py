@@ -26,7 +26,8 @@ import abc
 import hashlib
 import json
 import os
-import tempfile
+import warnings
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,11 +35,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from ..atomic import partial_file
 from ..backbones.common import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
 from ..progress import progress
 from .images import DEFAULT_MAX_SIDE, image_digest, load_image
-from .regions import RegionFeatures, as_region_feature_list
+from .regions import RegionFeatureError, RegionFeatures, as_region_feature_list
 
 #: The BUTD pixel means (BGR order), subtracted without std division.
 BUTD_PIXEL_MEANS_BGR = (102.9801, 115.9465, 122.7717)
@@ -89,27 +91,31 @@ class FeatureCache:
         return self.directory / key[:2] / f"{key}.npz"
 
     def get(self, key: str) -> RegionFeatures | None:
+        """The cached regions, or ``None`` when absent; an unreadable entry (a crash mid-write by an older
+        version, a damaged disk) is deleted, so it is computed again instead of failing every later call."""
         path = self._path(key)
         if not path.is_file():
             return None
-        with np.load(path, allow_pickle=False) as stored:
-            fields = {name: stored[name] for name in stored.files}
-        size = fields.pop("image_size", None)
-        return RegionFeatures(features=fields["features"], norm_bb=fields["norm_bb"], conf=fields.get("conf"), boxes=fields.get("boxes"),
-                              image_size=None if size is None else tuple(int(v) for v in size), kind=str(fields["kind"]))
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                fields = {name: stored[name] for name in stored.files}
+            size = fields.pop("image_size", None)
+            return RegionFeatures(features=fields["features"], norm_bb=fields["norm_bb"], conf=fields.get("conf"),
+                                  boxes=fields.get("boxes"), image_size=None if size is None else tuple(int(v) for v in size),
+                                  kind=str(fields["kind"]))
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RegionFeatureError) as error:
+            warnings.warn(f"region-feature cache entry {path} is unreadable ({type(error).__name__}); computing it again", stacklevel=2)
+            path.unlink(missing_ok=True)
+            return None
 
     def put(self, key: str, regions: RegionFeatures) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {"features": regions.features, "norm_bb": regions.norm_bb, "kind": np.array(regions.kind)}
         arrays.update({name: value for name, value in (("conf", regions.conf), ("boxes", regions.boxes)) if value is not None})
         if regions.image_size is not None:
             arrays["image_size"] = np.array(regions.image_size)
-        # Write then rename, so a concurrent reader never sees half a file.
-        handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-        with os.fdopen(handle, "wb") as out:
+        # Written whole or not at all (a hidden partial file renamed into place), so a reader never sees half a file.
+        with partial_file(self._path(key)) as out:
             np.savez(out, **arrays)
-        os.replace(partial, path)
 
 
 def extract_regions(images: Sequence[Any], extractor: RegionExtractor, *, cache_dir: str | os.PathLike | None = None,

@@ -227,6 +227,8 @@ def _load_file(path: Path, allow_pickle: bool) -> Mapping[str, Any]:
         raise RegionFeatureError(f"the feature file {str(path)!r} does not exist")
     try:
         if path.suffix == ".npz":
+            if not zipfile.is_zipfile(path):  # else numpy reads it as a pickle and blames allow_pickle
+                raise RegionFeatureError(f"{str(path)!r} is not an .npz archive (not a zip file): a corrupt or truncated file?")
             with np.load(path, allow_pickle=False) as archive:
                 return {key: archive[key] for key in archive.files}
         if path.suffix == ".npy":
@@ -237,8 +239,9 @@ def _load_file(path: Path, allow_pickle: bool) -> Mapping[str, Any]:
     except ValueError as error:
         if "allow_pickle" in str(error):
             raise RegionFeatureError(
-                f"{str(path)!r} holds a pickled dict (the ViLBERT extractor's np.save format); "
-                "pass allow_pickle=True if you trust the file") from error
+                f"{str(path)!r} holds a pickled dict (the ViLBERT extractor's np.save format), which is not loaded by "
+                "default; if you trust the file, read it with capeval.vision.regions.as_region_features(path, "
+                "allow_pickle=True) and pass the result as its region_features") from error
         raise RegionFeatureError(f"cannot read {str(path)!r} ({error})") from error
     except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError) as error:
         raise RegionFeatureError(f"cannot read {str(path)!r} ({type(error).__name__}: {error})") from error

@@ -1,0 +1,87 @@
+"""A checkpoint download is cached only when whole and checked: cut bodies, HTML pages, a wrong SHA-256 and plain
+http:// to another host are refused, and nothing half-written is left to be returned later."""
+
+import hashlib
+import http.server
+import threading
+
+import pytest
+
+from capeval import checkpoints
+from capeval.models import ModelUnavailableError
+
+BODY = b"\\x80\\x02 pretend torch checkpoint " * 1000
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        if self.path == "/umic.pt":
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(BODY)))
+            self.end_headers()
+            self.wfile.write(BODY)
+        elif self.path == "/cut/umic.pt":
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(BODY)))
+            self.end_headers()
+            self.wfile.write(BODY[: len(BODY) // 3])  # the connection closes early
+        else:  # a login page served in the file's place
+            page = b"<html><body>Please sign in</body></html>"
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    for name in ("HF_HUB_OFFLINE", "CAPEVAL_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def cached_files(cache):
+    return sorted(p.name for p in cache.rglob("*") if p.is_file())
+
+
+def test_a_complete_download_is_cached_once(server, cache):
+    path = checkpoints.resolve_checkpoint(f"{server}/umic.pt", sha256=hashlib.sha256(BODY).hexdigest())
+    assert path.read_bytes() == BODY and cached_files(cache) == ["umic.pt"]
+    assert checkpoints.resolve_checkpoint(f"{server}/umic.pt") == path
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/cut/umic.pt", "cut short|IncompleteRead"),
+    ("/login/umic.pt", "HTML page"),
+])
+def test_a_bad_download_is_never_cached(server, cache, path, message):
+    for _ in range(2):  # and the second call does not return what the first one left
+        with pytest.raises(ModelUnavailableError, match=message):
+            checkpoints.resolve_checkpoint(f"{server}{path}")
+    assert cached_files(cache) == []
+
+
+def test_a_wrong_published_digest_is_refused(server, cache):
+    with pytest.raises(ModelUnavailableError, match="SHA-256 .* not the published 00ff"):
+        checkpoints.resolve_checkpoint(f"{server}/umic.pt", sha256="00ff")
+    assert cached_files(cache) == []
+
+
+def test_plain_http_only_from_this_machine(cache):
+    with pytest.raises(ValueError, match="plain http:// from 'example.org'"):
+        checkpoints.resolve_checkpoint("http://example.org/umic.pt")
+    checkpoints.check_url("https://example.org/umic.pt")
+    checkpoints.check_url("http://localhost:8000/umic.pt")
