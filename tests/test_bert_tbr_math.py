@@ -200,3 +200,18 @@ def test_vectorised_code_mode_equals_the_literal_loop():
         expected = released_code_loop(candidate, references, idf)
         assert bert_tbr_score(candidate, references, idf, STOP) == pytest.approx(expected, abs=1e-6)
         assert math.isfinite(bert_tbr_score(candidate, references, idf, STOP, mode="paper"))
+
+
+def test_paper_mode_by_hand():
+    """Two references on orthogonal word vectors. Base A = [the, dog] + B's unmatched [park]; base B = [dog, park]
+    + A's unmatched [the]. Only "dog" passes β in either: R_comb = 1 (IDF-weighted over the passing columns), and
+    paper R_rm = 1 passing maximum / 2 content columns (dog, park; "the" is a stop word) = 0.5, so BERT-TBR = 0.5.
+    The released code divides R_rm by the passing columns instead (and keeps [SEP]): it must differ."""
+    e = torch.eye(6).tolist()
+    candidate = caption([e[5], e[0], e[1], e[5]], ["dog", "runs"], [101, 3000, 3001, 102])
+    reference_a = caption([e[4], e[2], e[0], e[4]], ["the", "dog"], [101, 3002, 3000, 102])
+    reference_b = caption([e[4], e[0], e[3], e[4]], ["dog", "park"], [101, 3000, 3003, 102])
+    assert "the" in STOP and not {"dog", "runs", "park"} & STOP
+    idf = {101: 0.1, 102: 0.1, 3000: 1.0, 3001: 2.0, 3002: 0.5, 3003: 3.0}
+    assert bert_tbr_score(candidate, [reference_a, reference_b], idf, STOP, mode="paper") == pytest.approx(0.5)
+    assert bert_tbr_score(candidate, [reference_a, reference_b], idf, STOP, mode="code") != pytest.approx(0.5)

@@ -24,6 +24,9 @@ def test_correlations_report_both_variants_on_the_stated_rows():
     p1 = result.prepared.correlations[0]
     assert table["P1 mean", "tau-b"].value == pytest.approx(kendall_both(result.scores, p1.human)["b"])
     assert all(r.low <= r.value <= r.high for r in result.rows)
+    # Longer captions get slightly lower expert scores: pinned τ of caption length under both protocols.
+    assert {k: round(table[k].value, 6) for k in table} == {("P1 mean", "tau-b"): -0.086789, ("P1 mean", "tau-c"): -0.080988,
+                                                            ("P2 all", "tau-b"): -0.098136, ("P2 all", "tau-c"): -0.095022}
     assert "self-captions excluded" in table["P2 all", "tau-c"].protocol
 
 
@@ -32,6 +35,9 @@ def test_pascal_accuracy_per_category_and_tie_rule():
     fail = run_benchmark(word_count, "pascal50s", num_samples=0, ties="fail", verbose=False)
     half = {r.row_set: r.value for r in by_length.rows}
     assert list(half) == ["HC", "HI", "HM", "MM", "mean"]
+    # Pinned: the longer caption wins (PASCAL-50S label direction), equal lengths count 0.5.
+    assert half == pytest.approx({"HC": 50.7, "HI": 52.35, "HM": 63.8, "MM": 50.25, "mean": 54.275})
+    assert by_length.settings["tie_counts"] == {"HC": 116, "HI": 85, "HM": 50, "MM": 51}
     assert half["mean"] == pytest.approx(np.mean([half[c] for c in ("HC", "HI", "HM", "MM")]))
     ties = by_length.settings["tie_counts"]
     for row in fail.rows[:4]:

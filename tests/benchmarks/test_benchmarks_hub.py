@@ -60,6 +60,10 @@ def test_protocol_options():
     first5 = prepare("pascal50s")
     random5 = prepare("pascal50s", refs="random5:7")
     assert first5.items.references[0] != random5.items.references[0]
+    # The seed draws 5 of the 50 per image, in image order, kept in their original order.
+    all50 = prepare("pascal50s", refs="all").items.references[0]
+    drawn = sorted(np.random.default_rng(7).choice(50, 5, replace=False))
+    assert random5.items.references[0] == [all50[k] for k in drawn]
     assert random5.items.references == prepare("pascal50s", refs="random5:7").items.references
     assert len(prepare("pascal50s", refs="all").items.references[0]) == 50
     with pytest.raises(ValueError, match="random5"):

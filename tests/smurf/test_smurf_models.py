@@ -108,10 +108,20 @@ def test_batch_order_and_size_do_not_change_scores(scorer):
 
 
 def test_empty_string_scores_zero_but_stop_words_only_are_scored(scorer):
-    out = scorer.score(["", "the of and", "a man riding a horse"])
+    import capeval.scoring.smurf as smurf
+
+    sentences = ["", "the of and", "a man riding a horse"]
+    out = scorer.score(sentences)
     assert out["spurts"][0] == 0.0 and out["mima"][0] == 0.0
-    assert 0.0 < out["spurts"][1] < 1.0 and 0.0 < out["mima"][1] < 1.0
-    assert 0.0 < out["spurts"][2] < 1.0 and "smurf" not in out and "sparcs" not in out
+    assert "smurf" not in out and "sparcs" not in out
+    # The others are the information flows of their own ids: SPURTS with stop words as <pad>, MIMA = 1 - flow.
+    for model, column, stop_words in ((scorer.spurts_model, "spurts", smurf._STOP_WORDS), (scorer.mima_model, "mima", None)):
+        encoder = smurf.get_text_encoder(model, attentions=True, device="cpu")
+        flows = smurf.information_flows(encoder, [smurf.fluency_ids(encoder.tokenizer, s, stop_words=stop_words) for s in sentences[1:]],
+                                        batch_size=8, show_progress=False)
+        expected = flows if column == "spurts" else [1.0 - f for f in flows]
+        assert out[column][1:] == pytest.approx(expected, abs=1e-6), column
+        assert all(0.0 < value < 1.0 for value in out[column][1:])
 
 
 def test_duplicates_are_encoded_once(scorer, monkeypatch):

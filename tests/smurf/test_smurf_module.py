@@ -5,6 +5,7 @@ import math
 import pytest
 
 import capeval
+from capeval.scoring.smurf import SmurfScorer, fuse, grammar_penalty, standardize, style_reward
 
 PREDICTIONS = ["A man riding a motorcycle down a dirt road.", "a couple of people that are eating some food", "."]
 REFERENCES = [
@@ -24,7 +25,14 @@ def test_scores_every_component_raw_and_standardized(tiny_smurf):
     for key in ("scores", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
                 "style_reward", "grammar_penalty"):
         assert len(result[key]) == 3 and all(math.isfinite(v) for v in result[key]), key
-        assert result["means"][key if key != "scores" else "sparcs"] is not None
+        if key != "scores":
+            assert result["means"][key] == pytest.approx(sum(result[key]) / 3), key
+    # Each derived column is what the released formulas make of the raw components.
+    for component in ("sparcs", "spurts", "mima"):
+        assert result[f"{component}_standardized"] == pytest.approx(standardize(result[component], component).tolist())
+    assert result["style_reward"] == pytest.approx(style_reward(result["spurts_standardized"]).tolist())
+    assert result["grammar_penalty"] == pytest.approx(grammar_penalty(result["mima_standardized"]).tolist())
+    assert result["scores"] == pytest.approx(fuse(result["sparcs"], result["spurts"], result["mima"])["smurf"].tolist())
     assert result["smurf"] == pytest.approx(sum(result["scores"]) / 3)
     assert result["sparcs"][:2] == pytest.approx([7 / 9, 0.0])
     # "." preprocesses to "": 0 on every component, as released
@@ -57,6 +65,10 @@ def test_reference_free_components_take_no_references(load_metric, tiny_roberta_
     metric = load_metric("smurf", components=["mima", "spurts"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
     result = metric.compute(predictions=["a man riding a horse", "two dogs"])
     assert len(result["mima"]) == 2 and "sparcs" not in result and "scores" not in result
+    direct = SmurfScorer(["spurts", "mima"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path,
+                         device="cpu").score(["a man riding a horse", "two dogs"])
+    assert result["mima"] == direct["mima"] and result["spurts"] == direct["spurts"]
+    assert all(0.0 < value < 1.0 for value in result["mima"] + result["spurts"])
     assert len(metric.compute(predictions=["a man"], references=[["ignored"]])["spurts"]) == 1
 
 

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         for dataset in datasets:
             # Protocol options apply to the benchmarks that take them.
             chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}
-            results += run_benchmarks(scoring, [dataset], images_dir=args.images, num_samples=args.samples,
+            results += run_benchmarks(scoring, [dataset], images_dir=args.images, features_dir=args.features, num_samples=args.samples,
                                       seed=args.seed, ties=args.ties, verbose=False, **chosen)
     print(markdown_table(results))
     if args.out:
@@ -131,6 +131,7 @@ def register(subparsers) -> None:
     parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples for the 95%% CIs (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--images", help="folder with the benchmarks' images, for metrics that need them")
+    parser.add_argument("--features", help="folder with each image's region features (<image stem>.npz), for image metrics")
     parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
     parser.add_argument("--out", help="write results.md/.csv/.json and scatter plots here")
     parser.add_argument("--no-plots", action="store_true", help="skip the scatter plots")

@@ -22,6 +22,7 @@ from typing import Callable
 
 import numpy as np
 
+from capeval.benchmarks.hub import feature_paths
 from capeval.benchmarks.hub import image_paths
 from capeval.benchmarks.rowsets import BENCHMARKS
 from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
@@ -40,7 +41,8 @@ class ScoringMetric:
     """A metric as the harness calls it."""
 
     name: str
-    score: Callable[[list[str], list[list[str]] | None, list[str] | None], tuple[list[float], str]]
+    #: ``score(predictions, references, images, region_features)`` → (per-caption scores, hashcode).
+    score: Callable[[list[str], list[list[str]] | None, list[str] | None, list[str] | None], tuple[list[float], str]]
     needs_references: bool = True
     needs_images: bool = False
 
@@ -64,8 +66,9 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     if isinstance(metric, CaptionScorer):
         scorer = metric
 
-        def score(predictions, references, images):
-            scores = scorer.score(**check_inputs(scorer, predictions, references, images=images), show_progress=None)
+        def score(predictions, references, images, region_features):
+            scores = scorer.score(**check_inputs(scorer, predictions, references, images=images, region_features=region_features),
+                                  show_progress=None)
             column = scorer.primary if score_key == "scores" else score_key
             return pick_scores(scores, column, len(predictions)), scorer.hashcode(scores)
 
@@ -73,12 +76,14 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     if isinstance(metric, evaluate.EvaluationModule):
         features = feature_names(metric)
 
-        def score(predictions, references, images):
+        def score(predictions, references, images, region_features):
             inputs = {"predictions": predictions}
             if "references" in features:
                 inputs["references"] = references
             if images is not None:
                 inputs["images"] = images
+            if region_features is not None:
+                inputs["region_features"] = region_features
             result = metric.compute(**inputs)
             return pick_scores(result, score_key, len(predictions)), str(result.get("hashcode", metric.name))
 
@@ -88,8 +93,9 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     if not callable(metric):
         raise TypeError(f"a metric must be a capeval metric name, a scorer, an evaluate module or a callable, got {type(metric).__name__}")
 
-    def score(predictions, references, images):
-        result = metric(predictions, references, images=images) if images is not None else metric(predictions, references)
+    def score(predictions, references, images, region_features):
+        visual = {k: v for k, v in (("images", images), ("region_features", region_features)) if v is not None}
+        result = metric(predictions, references, **visual)
         return pick_scores(result, score_key, len(predictions)), str(getattr(metric, "hashcode", name or metric.__name__))
 
     return ScoringMetric(name or getattr(metric, "__name__", type(metric).__name__), score,
@@ -169,7 +175,7 @@ def library_versions() -> dict[str, str]:
             "scipy": scipy.__version__, "python": platform.python_version()}
 
 
-def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_samples: int = 1000, seed: int = 0,
+def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, features_dir=None, num_samples: int = 1000, seed: int = 0,
                   level: float = 0.95, ties: str = "half", score_key: str = "scores", metric_name: str | None = None,
                   verbose: bool = True, **protocol_options) -> BenchmarkResult:
     """Score one benchmark with ``metric`` and report every statistic with a bootstrap CI.
@@ -179,6 +185,7 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
     ("half" or "fail") is how a PASCAL-50S pair counts when the metric scores both captions equally.
     Correlations report Kendall τ-b and τ-c; the bootstrap resamples captions (so P2's three ratings of
     a caption move together), PASCAL-50S pairs within their category, ``num_samples`` times with ``seed``.
+    Image metrics read ``images_dir/<image file>`` or the region features ``features_dir/<image stem>.npz``.
 
     >>> length = lambda predictions, references: [len(p) for p in predictions]
     >>> result = run_benchmark(length, "thumb", num_samples=0, verbose=False)
@@ -194,9 +201,10 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
     if bench.pairs is not None:
         settings["ties"] = ties
     result = BenchmarkResult(scoring.name, bench.name, bench.title, settings=settings)
-    if scoring.needs_images and images_dir is None:
+    if scoring.needs_images and images_dir is None and features_dir is None:
         result.skipped = (f"{scoring.name} needs images; {bench.title} ships image file names only. "
-                          "Pass images_dir (--images) pointing at the benchmark's images.")
+                          "Pass images_dir (--images) pointing at the benchmark's images, or features_dir (--features) "
+                          "with their region features (<image stem>.npz).")
     if scoring.needs_references:
         usable = np.flatnonzero([refs is not None for refs in bench.items.references])
         if len(usable) == 0:
@@ -208,7 +216,8 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, num_s
             print(f"SKIPPED {bench.title}: {result.skipped}")
         return result
     images = image_paths(bench.items.image_files, images_dir) if images_dir is not None else None
-    scores, result.hashcode = scoring.score(bench.items.candidates, bench.items.references, images)
+    features = feature_paths(bench.items.image_files, features_dir) if features_dir is not None else None
+    scores, result.hashcode = scoring.score(bench.items.candidates, bench.items.references, images, features)
     result.scores, result.prepared = scores, bench
     for rows in bench.correlations:
         x, y = scores[rows.item], rows.human
