@@ -136,7 +136,11 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
                 raise ValueError("references is None: pass one reference, or a list of references, per prediction")
             # Checked lists from here on: references always in the multi-reference form, so evaluate's feature
             # choice never depends on which form an earlier call used.
-            checked = check_inputs(self.scorer, predictions, references, **{k: v for k, v in kwargs.items() if k != "show_progress"})
+            visual = {k: v for k, v in kwargs.items() if k in ("images", "region_features")}
+            # In evaluate's distributed mode each process holds a shard of the predictions while the images go
+            # with the gathered set to process 0: their count is checked there, against all predictions.
+            local_visual = {} if self.num_process > 1 else visual
+            checked = check_inputs(self.scorer, predictions, references, batch_size=kwargs.get("batch_size"), **local_visual)
             predictions, references = checked.pop("predictions"), checked.pop("references")
             kwargs.update({k: v for k, v in checked.items() if v is not None})
         with self._compute_lock:
