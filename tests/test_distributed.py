@@ -83,9 +83,12 @@ def test_distributed_scores_equal_single_process(ray_session, sample_rows, with_
     scored = score_dataset(blocks(ray_session, sample_rows), metric, batch_rows=256, num_workers=workers, **options)
     expected = single_process_columns(metric, sample_rows, **options)
     assert_close(scored_columns(scored, list(expected)), expected, tolerance)
-    means = summarize(scored, metric, **options)["means"]
-    assert_close({name: [mean] for name, mean in means.items()},
+    summary = summarize(scored, metric, **options)
+    assert_close({name: [mean] for name, mean in summary["means"].items()},
                  {name: [sum(values) / ROWS] for name, values in expected.items()}, tolerance)
+    # The corpus values too: corpus BLEU and METEOR's aggregate from the rows' summed statistics.
+    corpus = make_scorer(metric, **options).score([r["candidate"] for r in sample_rows], [r["references"] for r in sample_rows]).corpus
+    assert_close({name: [summary["corpus"][name]] for name in expected}, {name: [corpus[name]] for name in expected}, tolerance)
 
 
 @pytest.mark.parametrize("metric, options", [
@@ -196,8 +199,6 @@ def test_cli_ray_engine_prints_what_the_default_engine_prints(ray_session, capsy
     default = capsys.readouterr().out
     assert main(["score", "--engine", "ray", "--metrics", "bleu,cider"]) == 0
     on_ray = capsys.readouterr().out
-    # Everything is the same but corpus BLEU, which needs the summed n-gram counts, not the per-caption columns.
-    bleu_line = next(line for line in default.splitlines() if line.startswith("- BLEU-4: mean"))
-    assert ", corpus 0." in bleu_line
-    assert on_ray.replace(bleu_line.split(", corpus")[0] + ", corpus value not computed by the ray engine (it needs the summed statistics)",
-                          bleu_line) == default
+    # Corpus BLEU too (from the rows' summed n-gram counts), not only the per-caption columns.
+    assert ", corpus 0." in next(line for line in default.splitlines() if line.startswith("- BLEU-4: mean"))
+    assert on_ray == default

@@ -87,10 +87,7 @@ def run_score(args: argparse.Namespace) -> int:
         note = "; ".join(part for part in (note, idf_note(scorer, len(rows))) if part)
         about[label] = {"column": column, "note": note, "hashcode": scorer.hashcode(scores)}
         mean = sum(columns[label]) / len(rows)
-        if args.engine == "ray" and not scorer.corpus_is_mean:
-            corpus = ", corpus value not computed by the ray engine (it needs the summed statistics)"
-        else:
-            corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
+        corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
         print(f"- {label}: mean {mean:.4f}{corpus}" + (f"  [{note}]" if note else ""))
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
@@ -131,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", help="write per-image and system-level scores as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
-                            "when RAY_ADDRESS is set, else a local Ray instance); corpus values are then column means")
+                            "when RAY_ADDRESS is set, else a local Ray instance)")
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
     from .reports import smurf

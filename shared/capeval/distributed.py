@@ -60,6 +60,8 @@ ERROR_COLUMN = "error"
 #: (a path, or a struct of ``features``/``norm_bb``/``conf``; or those as flat columns, as
 #: :func:`capeval.vision.regions.load_feature_table` reads them).
 CANDIDATE, REFERENCES, IMAGE, REGION_FEATURES = "candidate", "references", "image", "region_features"
+#: Scorers whose corpus value is not a mean (BLEU, METEOR) add each row's additive statistics here.
+STATISTICS_COLUMN = "statistics"
 #: Rows per batch handed to an actor; the scorer batches its model passes inside (its own defaults).
 CPU_BATCH_ROWS, GPU_BATCH_ROWS = 256, 1024
 #: Rows per task that counts statistics or totals: small blocks are bundled, since each task costs ~10 ms.
@@ -106,14 +108,20 @@ def score_batch(scorer: CaptionScorer, table: pa.Table, *, batch_size: int | Non
     (see the module docstring); ``batch_size`` goes to the scorer's model passes."""
     columns = scorer.columns()
     values: dict[str, list[float | None]] = {name: [] for name in columns}
+    statistics: list[list[float] | None] = []
     errors: list[str | None] = []
     for rows, scores, error in attempt_rows(
             lambda rows: scorer.score(**batch_inputs(scorer, rows, batch_size=batch_size), show_progress=False), table):
         for name in columns:
             values[name].extend(scores[name] if error is None else [None] * rows.num_rows)
+        if not scorer.corpus_is_mean:
+            statistics.extend(scores.statistics if error is None else [None] * rows.num_rows)
         errors.extend([error] * rows.num_rows)
     for name in columns:
         table = table.append_column(name, pa.array(values[name], pa.float64()))
+    if not scorer.corpus_is_mean:
+        # Per-row vectors whose sums give corpus BLEU / METEOR's aggregate (CaptionScorer.corpus_from_statistics).
+        table = table.append_column(STATISTICS_COLUMN, pa.array(statistics, pa.list_(pa.float64())))
     return table.append_column(ERROR_COLUMN, pa.array(errors, pa.string()))
 
 
@@ -230,53 +238,79 @@ def score_dataset(data: Any, metric: str | CaptionScorer, *, num_workers: int | 
             concurrency=num_workers, num_gpus=num_gpus, max_restarts=max_retries, max_task_retries=max_retries)
 
 
-def block_totals(table: pa.Table, *, columns: Sequence[str], by: str | None) -> pa.Table:
-    """Per group of a scored block (one group without ``by``): rows, failed rows, and each column's
-    sum and number of values."""
+def add_statistics(total: list | None, vectors: list | None, add_up: bool) -> list | None:
+    """Two groups' statistics (lists of vectors) as one: summed to a single vector when they ``add_up``."""
+    if total is None or vectors is None:
+        return total if vectors is None else list(vectors)
+    return [[a + b for a, b in zip(total[0], vectors[0])]] if add_up else total + vectors
+
+
+def block_totals(table: pa.Table, *, columns: Sequence[str], by: str | None, add_up: bool = True) -> pa.Table:
+    """Per group of a scored block (one group without ``by``): rows, failed rows, each column's sum and
+    number of values, and the rows' statistics vectors where the scorer returns them (summed when they
+    ``add_up``)."""
     import pyarrow.compute as pc
 
     sums = [(name, "sum", pc.ScalarAggregateOptions(min_count=0)) for name in columns]
-    return table.group_by([by] if by else []).aggregate(
+    totals = table.group_by([by] if by else []).aggregate(
         [([], "count_all"), (ERROR_COLUMN, "count"), *sums, *((name, "count") for name in columns)])
+    if STATISTICS_COLUMN not in table.column_names:
+        return totals
+    vectors: dict[Any, list | None] = {}
+    keys = table.column(by).to_pylist() if by else [None] * table.num_rows
+    for key, vector in zip(keys, table.column(STATISTICS_COLUMN).to_pylist()):
+        vectors[key] = add_statistics(vectors.get(key), None if vector is None else [vector], add_up)
+    groups = totals.column(by).to_pylist() if by else [None]
+    return totals.append_column(STATISTICS_COLUMN, pa.array([vectors.get(key) for key in groups], pa.list_(pa.list_(pa.float64()))))
 
 
 def summarize(scored, metric: str | CaptionScorer, *, by: str | None = None, **options: Any) -> dict[str, Any]:
     """System-level results of a scored dataset (or of scored ``pyarrow`` tables, e.g. from
     :func:`score_batch`): ``rows``, ``failed`` (rows with an error), and the ``means`` and ``sums`` of
     the score columns over the rows that scored; with ``by`` (a column with a few values: the system,
-    the checkpoint) one such dict per value. Blocks are totalled in tasks and the totals added here,
-    so nothing is shuffled.
+    the checkpoint) one such dict per value, with its ``corpus`` values (the means, or for BLEU and METEOR
+    those of the summed statistics). Blocks are totalled in tasks and the totals added here, so nothing
+    is shuffled.
 
     >>> import pyarrow as pa
     >>> scored = pa.table({"system": ["A", "A", "B"], "bleu": [0.5, None, 1.0], "error": [None, "ValueError: ...", None]})
     >>> summarize([scored], "bleu", by="system")["A"]
-    {'rows': 2, 'failed': 1, 'means': {'bleu': 0.5}, 'sums': {'bleu': 0.5}}
+    {'rows': 2, 'failed': 1, 'means': {'bleu': 0.5}, 'sums': {'bleu': 0.5}, 'corpus': {'bleu': 0.5}}
     """
-    columns = make_scorer(metric, **options).columns()
+    scorer = make_scorer(metric, **options)
+    columns = scorer.columns()
     if hasattr(scored, "map_batches"):
         totals = scored.map_batches(block_totals, batch_format="pyarrow", batch_size=TASK_BATCH_ROWS,
-                                    fn_kwargs={"columns": columns, "by": by})
+                                    fn_kwargs={"columns": columns, "by": by, "add_up": scorer.statistics_add_up})
         blocks = list(totals.iter_batches(batch_format="pyarrow", batch_size=None))
     else:
-        blocks = [block_totals(table, columns=columns, by=by) for table in scored]
+        blocks = [block_totals(table, columns=columns, by=by, add_up=scorer.statistics_add_up) for table in scored]
     groups: dict[Any, dict[str, float]] = {}
     for row in (row for block in blocks for row in block.to_pylist()):
-        group = groups.setdefault(row.pop(by) if by else None, dict.fromkeys(row, 0))
+        group = groups.setdefault(row.pop(by) if by else None, {**dict.fromkeys(row, 0), STATISTICS_COLUMN: None})
         for key, value in row.items():
-            group[key] += value
+            if key == STATISTICS_COLUMN:
+                group[key] = add_statistics(group[key], value, scorer.statistics_add_up)
+            else:
+                group[key] += value
     results = {key: {"rows": group["count_all"], "failed": group[f"{ERROR_COLUMN}_count"],
                      "means": {name: group[f"{name}_sum"] / group[f"{name}_count"] if group[f"{name}_count"] else None
                                for name in columns},
                      "sums": {name: group[f"{name}_sum"] for name in columns}}
                for key, group in groups.items()}
+    for key, result in results.items():
+        statistics = groups[key][STATISTICS_COLUMN]
+        # Statistics are missing only for a table scored without them, or when every row failed.
+        result["corpus"] = (dict(result["means"]) if scorer.corpus_is_mean or statistics is None
+                            else scorer.corpus_from_statistics(statistics))
     return results if by else results.get(None, {"rows": 0, "failed": 0, "means": dict.fromkeys(columns), "sums": {}})
 
 
 def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list[list[str]] | None = None,
                  **inputs: Any) -> Scores:
-    """``scorer``'s columns for validated inputs, scored on Ray, in input order; a row that fails raises
-    ``ValueError`` naming it, as single-process scoring would. The corpus values are the columns' means (for
-    BLEU and METEOR, not their corpus values; see :func:`summarize`). Image inputs are not sent through this
+    """``scorer``'s columns for validated inputs, scored on Ray, in input order, with the corpus values of one
+    process (the columns' means, or for BLEU and METEOR from the rows' summed statistics); a row that fails
+    raises ``ValueError`` naming it, as single-process scoring would. Image inputs are not sent through this
     helper: put them in the dataset's columns and use :func:`score_dataset`."""
     rows = [{"row": i, CANDIDATE: p, **({REFERENCES: references[i]} if references is not None else {})}
             for i, p in enumerate(predictions)]
@@ -288,7 +322,10 @@ def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list
     failed = [(row["row"], row[ERROR_COLUMN]) for row in scored if row[ERROR_COLUMN] is not None]
     if failed:
         raise ValueError(f"{len(failed)} row(s) failed, the first: row {failed[0][0]}: {failed[0][1]}")
-    return Scores({name: [row[name] for row in scored] for name in scorer.columns()})
+    columns = {name: [row[name] for row in scored] for name in scorer.columns()}
+    if scorer.corpus_is_mean:
+        return Scores(columns)
+    return Scores(columns, corpus=scorer.corpus_from_statistics([row[STATISTICS_COLUMN] for row in scored]))
 
 
 def compute(metric: str, predictions: list[str], references: list[list[str]] | None = None, **options: Any) -> dict[str, Any]:

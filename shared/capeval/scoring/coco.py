@@ -18,7 +18,7 @@ from ..text.idf import DocumentFrequencies
 from ..text.ptb import check_tokenizer, tokenize_corpus
 from ..text.reference_corpus import check_idf_source, reference_sets
 from .meteor_jar import MeteorProcess
-from .ngram import bleu, cider_d, cider_document_frequencies, rouge_l
+from .ngram import bleu_from_statistics, bleu_statistics, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 
@@ -50,9 +50,13 @@ class BleuScorer(CocoScorer):
         super().__init__(tokenizer=tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        corpus, per_caption = bleu(*self.tokenized(predictions, references), n=4)
-        return Scores({"bleu": per_caption[self.order - 1]},
-                      corpus={"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}})
+        statistics = bleu_statistics(*self.tokenized(predictions, references), n=4)
+        per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+        return Scores({"bleu": per_caption}, corpus=self.corpus_from_statistics(statistics), statistics=statistics)
+
+    def corpus_from_statistics(self, statistics) -> dict[str, float]:
+        corpus = bleu_from_statistics([sum(column) for column in zip(*statistics)], 4)
+        return {"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}}
 
     def options(self) -> dict:
         return {"order": self.order, **super().options()}
@@ -156,6 +160,7 @@ class MeteorScorer(CocoScorer):
 
     name = primary = "meteor"
     corpus_is_mean = False
+    statistics_add_up = False
 
     def __init__(self, *, tokenizer: str = "ptb"):
         super().__init__(tokenizer=tokenizer)
@@ -167,8 +172,11 @@ class MeteorScorer(CocoScorer):
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
-        corpus, scores = self.jar().score(candidates, refs)
-        return Scores({"meteor": scores}, corpus={"meteor": corpus})
+        corpus, scores, statistics = self.jar().score(candidates, refs)
+        return Scores({"meteor": scores}, corpus={"meteor": corpus}, statistics=statistics)
+
+    def corpus_from_statistics(self, statistics) -> dict[str, float]:
+        return {"meteor": self.jar().aggregate(statistics)}
 
     def options(self) -> dict:
         return {"version": "1.5", **super().options()}

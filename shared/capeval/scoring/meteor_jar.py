@@ -134,25 +134,44 @@ class MeteorProcess:
         self._deadline = None
         return lines
 
-    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[float, list[float]]:
-        """METEOR's corpus aggregate and one score per candidate (sentences cleaned by :func:`meteor_line`)."""
+    def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[float, list[float], list[list[float]]]:
+        """METEOR's corpus aggregate, one score per candidate (sentences cleaned by :func:`meteor_line`) and each
+        candidate's statistics vector (their element-wise sum is what the aggregate is computed from)."""
         candidates = [meteor_line(c) for c in candidates]
         references = [[meteor_line(r) for r in refs] for refs in references]
         check_lengths(candidates, references)
+
+        def talk(process: subprocess.Popen, fresh: bool):
+            stats = []
+            for candidate, refs in zip(candidates, references):
+                patience = self.timeout + (self.startup_timeout if fresh and not stats else 0.0)
+                stats += self._ask(process, " ||| ".join(("SCORE", *refs, candidate)), 1, patience=patience)
+            answers = self._ask(process, " ||| ".join(("EVAL", *stats)), len(candidates) + 1, patience=self.timeout)
+            return float(answers[-1]), [float(a) for a in answers[:-1]], [[float(v) for v in line.split()] for line in stats]
+
+        return self._converse(talk)
+
+    def aggregate(self, statistics: Sequence[Sequence[float]]) -> float:
+        """METEOR's aggregate of a corpus from its candidates' statistics vectors (:meth:`score`'s third value,
+        from any number of calls), as :meth:`score` computes it for the candidates of one call."""
+        line = " ||| ".join(("EVAL", *(" ".join(repr(float(v)) for v in vector) for vector in statistics)))
+
+        def talk(process: subprocess.Popen, fresh: bool) -> float:
+            patience = self.timeout + (self.startup_timeout if fresh else 0.0)
+            return float(self._ask(process, line, len(statistics) + 1, patience=patience)[-1])
+
+        return self._converse(talk)
+
+    def _converse(self, talk):
+        """``talk(process, fresh)`` with the JVM, one conversation at a time; a JVM that died between calls is
+        replaced, and any failure (a crash, a timeout, Ctrl-C) discards it, since its place in the protocol is unknown."""
         with self._lock:
             try:
                 if self._process is not None and self._process.poll() is not None:
                     self.close()  # the JVM died between calls (killed, out of memory): start a new one
                 fresh = self._process is None
-                process = self._start() if fresh else self._process
-                stats = []
-                for candidate, refs in zip(candidates, references):
-                    patience = self.timeout + (self.startup_timeout if fresh and not stats else 0.0)
-                    stats += self._ask(process, " ||| ".join(("SCORE", *refs, candidate)), 1, patience=patience)
-                answers = self._ask(process, " ||| ".join(("EVAL", *stats)), len(candidates) + 1, patience=self.timeout)
-                return float(answers[-1]), [float(a) for a in answers[:-1]]
+                return talk(self._start() if fresh else self._process, fresh)
             except BaseException as error:
-                # Whatever happened (a crash, a timeout, Ctrl-C), the JVM's place in the protocol is unknown: discard it.
                 self.close()
                 if isinstance(error, (OSError, ValueError)) and not isinstance(error, MeteorError):
                     raise MeteorError(f"the METEOR jar failed ({type(error).__name__}: {error})"

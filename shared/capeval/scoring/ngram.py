@@ -46,9 +46,19 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
     >>> [round(s, 4) for s in corpus]
     [1.0, 0.7746, 0.6694, 0.5623]
     """
-    per_caption: list[list[float]] = [[] for _ in range(n)]
-    total_guess, total_correct = [0] * n, [0] * n
-    total_test = total_ref = 0
+    statistics = bleu_statistics(candidates, references, n)
+    per_caption = [list(column) for column in zip(*(bleu_from_statistics(row, n) for row in statistics))] or [[] for _ in range(n)]
+    return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), per_caption
+
+
+def bleu_statistics(candidates: list[str], references: list[list[str]], n: int = 4) -> list[list[float]]:
+    """Per caption, the counts whose sums over a corpus give corpus BLEU: ``[test length, closest reference
+    length, guessed 1..n-grams, correct (clipped) 1..n-grams]``.
+
+    >>> bleu_statistics(["a dog runs"], [["a dog runs fast", "the dog"]], n=2)
+    [[3, 2, 3, 2, 3, 2]]
+    """
+    rows = []
     cooked: dict[tuple, tuple] = {}  # a reference list's clipping counts and lengths, computed once
     for candidate, refs in zip(candidates, references):
         words = candidate.split()
@@ -68,14 +78,14 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
         correct = [0] * n
         for gram, count in counts.items():
             correct[len(gram) - 1] += min(max_ref.get(gram, 0), count)
-        for k in range(n):
-            total_guess[k] += guess[k]
-            total_correct[k] += correct[k]
-        total_test += test_len
-        total_ref += ref_len
-        for k, score in enumerate(bleu_from_counts(correct, guess, test_len, ref_len)):
-            per_caption[k].append(score)
-    return bleu_from_counts(total_correct, total_guess, total_test, total_ref), per_caption
+        rows.append([test_len, ref_len, *guess, *correct])
+    return rows
+
+
+def bleu_from_statistics(statistics, n: int = 4) -> list[float]:
+    """BLEU-1..n from one caption's :func:`bleu_statistics` row, or from their sums over a corpus."""
+    test_len, ref_len = statistics[0], statistics[1]
+    return bleu_from_counts(list(statistics[2 + n:2 + 2 * n]), list(statistics[2:2 + n]), test_len, ref_len)
 
 
 def bleu_from_counts(correct: list[int], guess: list[int], test_len: int, ref_len: float) -> list[float]:

@@ -42,6 +42,9 @@ class Scores(dict):
     corpus value is not a mean (BLEU from summed counts, METEOR's aggregate) pass it explicitly.
     ``details`` holds per-caption values that are not numbers (QACE's questions and answers), and
     ``inputs`` what the call's inputs were (e.g. which region features), for the hashcode.
+    ``statistics`` holds, for a scorer whose corpus value is not a mean, one vector per caption from which
+    the corpus values of any set of captions follow (:meth:`CaptionScorer.corpus_from_statistics`): BLEU's
+    n-gram counts, METEOR's match statistics.
 
     >>> s = Scores({"f1": [0.5, 1.0]}, corpus={"bleu": 0.3})
     >>> s["f1"], s.corpus
@@ -49,7 +52,8 @@ class Scores(dict):
     """
 
     def __init__(self, columns: Mapping[str, Sequence[float]], *, corpus: Mapping[str, float] | None = None,
-                 details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None):
+                 details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None,
+                 statistics: Sequence[Sequence[float]] | None = None):
         super().__init__({name: [float(v) for v in values] for name, values in columns.items()})
         lengths = {len(values) for values in self.values()} | {len(values) for values in (details or {}).values()}
         if len(lengths) > 1:
@@ -60,6 +64,7 @@ class Scores(dict):
                 self.corpus[name] = sum(values) / len(values)
         self.details = {name: list(values) for name, values in (details or {}).items()}
         self.inputs = dict(inputs or {})
+        self.statistics = None if statistics is None else [[float(v) for v in row] for row in statistics]
 
 
 def library_versions() -> dict[str, str]:
@@ -96,9 +101,20 @@ class CaptionScorer(abc.ABC):
     higher_is_better: ClassVar[bool] = True
     #: The closed range of the primary column, ``None`` for an unbounded end.
     value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
-    #: Whether the corpus value is the mean of the per-caption values (not for BLEU's summed counts or
-    #: METEOR's aggregate): engines that only see the columns (Ray) can reproduce it exactly.
+    #: Whether the corpus value is the mean of the per-caption values. When it is not (BLEU's summed counts,
+    #: METEOR's aggregate), ``score`` returns ``Scores.statistics`` and :meth:`corpus_from_statistics` turns
+    #: the statistics of a set of captions into its corpus values, so an engine that scores shards (Ray)
+    #: reproduces them exactly.
     corpus_is_mean: ClassVar[bool] = True
+    #: Whether the statistics add up: the corpus values of a set then follow from the element-wise sum of
+    #: its vectors (BLEU), and an engine may sum shards before :meth:`corpus_from_statistics`; otherwise it
+    #: passes every caption's vector (METEOR's aggregate is not a function of the sums).
+    statistics_add_up: ClassVar[bool] = True
+
+    def corpus_from_statistics(self, statistics: Sequence[Sequence[float]]) -> dict[str, float]:
+        """The corpus values of the captions whose ``Scores.statistics`` vectors these are (for scorers with
+        ``corpus_is_mean = False``; when ``statistics_add_up``, their element-wise sums may stand in for them)."""
+        raise NotImplementedError(f"{type(self).__name__}'s corpus values are the means of its columns")
     #: Fixed corpus statistics to score with (see :meth:`with_statistics`); ``None``: those of each call.
     statistics: DocumentFrequencies | None = None
 
