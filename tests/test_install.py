@@ -95,3 +95,22 @@ def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp
     # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
                    cwd=tmp_path / "bleu", check=True)
+
+
+def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
+    """Scorers, the CLI's score and benchmark, and the harness do not import evaluate (only the modules do)."""
+    blocker = tmp_path / "no_evaluate"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class NoEvaluate:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'evaluate':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, NoEvaluate())\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(installed)]), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
+    command = str(installed / "bin" / "capeval")
+    for args in (["score", "--metrics", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
+        done = subprocess.run([command, *args], cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout

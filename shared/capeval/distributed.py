@@ -51,7 +51,7 @@ import pyarrow as pa
 
 from .inputs import check_inputs
 from .registry import build_scorer
-from .scoring.protocol import CaptionScorer, Scores
+from .scoring.protocol import CaptionScorer, Scores, shape_result
 from .vision.regions import load_feature_table
 
 #: The per-row error message column (null for a row that scored).
@@ -331,7 +331,5 @@ def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list
 def compute(metric: str, predictions: list[str], references: list[list[str]] | None = None, **options: Any) -> dict[str, Any]:
     """evaluate's result dict for ``metric`` (as its module's ``compute`` returns it), scored on Ray
     (:func:`score_on_ray`)."""
-    from .metric_base import shape_result  # evaluate, only for its result shape (actors never import it)
-
     scorer = make_scorer(metric, **options)
     return shape_result(scorer, score_on_ray(scorer, predictions, references))

@@ -27,7 +27,7 @@ import datasets
 import evaluate
 
 from .inputs import COMMON_COMPUTE_KWARGS, check_inputs
-from .scoring.protocol import CaptionScorer, Scores, scorer_options
+from .scoring.protocol import CaptionScorer, scorer_options, shape_result
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
 EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
@@ -43,29 +43,6 @@ def text_features(with_references: bool = True) -> list[datasets.Features]:
         datasets.Features({"predictions": caption, "references": datasets.Sequence(caption, id="references")}),
         datasets.Features({"predictions": caption, "references": caption}),
     ]
-
-
-def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
-    """evaluate's result dict from a scorer's columns.
-
-    The primary column gives the corpus value under the scorer's ``name`` and the per-caption list
-    ``scores``; every other column keeps its name (a list), corpus values that are not columns (BLEU-1..4)
-    are added as floats, ``means`` holds the corpus values of the other columns, per-caption details
-    (QACE's questions) keep their names, and ``hashcode`` says what produced the scores.
-    """
-    primary = scorer.primary if scorer.primary in scores else None
-    result: dict[str, Any] = {}
-    if primary is not None:
-        result[scorer.name] = scores.corpus[primary]
-        result["scores"] = scores[primary]
-    others = [name for name in scores if name != primary]
-    result.update({name: scores[name] for name in scores if name != scorer.name})
-    result.update({name: value for name, value in scores.corpus.items() if name not in scores and name != scorer.name})
-    if others:
-        result["means"] = {name: scores.corpus[name] for name in others}
-    result.update(scores.details)
-    result["hashcode"] = scorer.hashcode(scores)
-    return result
 
 
 class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):

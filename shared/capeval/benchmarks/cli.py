@@ -61,17 +61,18 @@ def metric_label(name: str, options: dict) -> str:
 
 
 def load_metric(spec: str, options: dict):
-    """An evaluate module from a folder or .py path, or by capeval metric name (:mod:`capeval.registry`)."""
-    import evaluate
-
-    from capeval.registry import METRICS, load
+    """An evaluate module from a folder or .py path, or a capeval metric's scorer by name (:mod:`capeval.registry`;
+    the harness scores it as its module would, without going through ``evaluate``)."""
+    from capeval.registry import METRICS, build_scorer
 
     if Path(spec).exists():
+        import evaluate
+
         return evaluate.load(spec, **options)
     if spec not in METRICS:
         raise UsageError(f"no metric {spec!r}: give a module path or one of {sorted(METRICS)}")
     try:
-        return load(spec, **options)
+        return build_scorer(spec, options)
     except (TypeError, ValueError) as error:  # an unknown option or a bad value, named by the module
         raise UsageError(f"--metric {spec}: {error}") from None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
@@ -54,15 +55,16 @@ def feature_names(module) -> set[str]:
 
 def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None) -> ScoringMetric:
     """Wrap a metric for the harness: a capeval metric name (``"bleu"``), a scorer following
-    :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``."""
-    import evaluate
-
+    :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``.
+    Names and scorers are scored directly, without ``evaluate``."""
     from capeval.inputs import check_inputs
-    from capeval.registry import load
+    from capeval.registry import build_scorer
     from capeval.scoring.protocol import CaptionScorer
 
+    # An evaluate module exists only once evaluate is imported: scoring a name or scorer does not need it.
+    evaluate = sys.modules.get("evaluate")
     if isinstance(metric, str):
-        metric = load(metric)
+        metric = build_scorer(metric)
     if isinstance(metric, CaptionScorer):
         scorer = metric
 
@@ -73,7 +75,7 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
             return pick_scores(scores, column, len(predictions)), scorer.hashcode(scores)
 
         return ScoringMetric(name or scorer.name, score, scorer.needs_references, scorer.needs_images)
-    if isinstance(metric, evaluate.EvaluationModule):
+    if evaluate is not None and isinstance(metric, evaluate.EvaluationModule):
         features = feature_names(metric)
 
         def score(predictions, references, images, region_features):
@@ -164,15 +166,20 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
 
 
 def library_versions() -> dict[str, str]:
-    """The scorers' library versions plus those of the harness (evaluate, datasets, scipy, Python)."""
-    import datasets
-    import evaluate
+    """The scorers' library versions plus those of the harness (evaluate and datasets where installed, scipy, Python)."""
+    from importlib import metadata
+
     import scipy
 
     from capeval.scoring.protocol import library_versions as scoring_versions
 
-    return {**scoring_versions(), "evaluate": evaluate.__version__, "datasets": datasets.__version__,
-            "scipy": scipy.__version__, "python": platform.python_version()}
+    installed = {}
+    for package in ("evaluate", "datasets"):
+        try:
+            installed[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {**scoring_versions(), **installed, "scipy": scipy.__version__, "python": platform.python_version()}
 
 
 def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, features_dir=None, num_samples: int = 1000, seed: int = 0,

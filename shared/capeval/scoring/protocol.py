@@ -168,6 +168,29 @@ def scorer_options(scorer_class: type[CaptionScorer]) -> list[str]:
     return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
+    """evaluate's result dict from a scorer's columns (the shape every capeval module returns).
+
+    The primary column gives the corpus value under the scorer's ``name`` and the per-caption list
+    ``scores``; every other column keeps its name (a list), corpus values that are not columns (BLEU-1..4)
+    are added as floats, ``means`` holds the corpus values of the other columns, per-caption details
+    (QACE's questions) keep their names, and ``hashcode`` says what produced the scores.
+    """
+    primary = scorer.primary if scorer.primary in scores else None
+    result: dict[str, Any] = {}
+    if primary is not None:
+        result[scorer.name] = scores.corpus[primary]
+        result["scores"] = scores[primary]
+    others = [name for name in scores if name != primary]
+    result.update({name: scores[name] for name in scores if name != scorer.name})
+    result.update({name: value for name, value in scores.corpus.items() if name not in scores and name != scorer.name})
+    if others:
+        result["means"] = {name: scores.corpus[name] for name in others}
+    result.update(scores.details)
+    result["hashcode"] = scorer.hashcode(scores)
+    return result
+
+
 def main_column(scorer: CaptionScorer, scores: Scores) -> str:
     """The column that is the metric's score: the primary one, or the first when a configuration leaves it
     out (SMURF with ``components=["sparcs"]``)."""
