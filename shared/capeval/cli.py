@@ -80,7 +80,7 @@ def run_score(args: argparse.Namespace) -> int:
     system: dict[str, float] = {}
     about: dict[str, dict] = {}
     for label, scorer, note in score_runs(args):
-        checked = check_inputs(scorer, predictions, references if scorer.needs_references else None)
+        checked = check_inputs(scorer, predictions, references)
         scores = score_on_ray(scorer, **checked) if args.engine == "ray" else scorer.score(**checked)
         column = main_column(scorer, scores)
         columns[label], system[label] = scores[column], scores.corpus[column]

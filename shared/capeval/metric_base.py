@@ -27,7 +27,7 @@ import datasets
 import evaluate
 
 from .inputs import COMMON_COMPUTE_KWARGS, check_inputs
-from .scoring.protocol import CaptionScorer, scorer_options, shape_result
+from .scoring.protocol import CaptionScorer, build_checked, scorer_options, shape_result
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
 EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}
@@ -57,12 +57,8 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
     scorer_class: ClassVar[type[CaptionScorer]]
 
     def __init__(self, **options):
-        valid = scorer_options(self.scorer_class)
-        unknown = sorted(set(options) - set(valid) - EVALUATE_OPTIONS)
-        if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown option(s) {unknown}; valid options: {valid} "
-                            f"(and evaluate's own: {sorted(EVALUATE_OPTIONS)})")
-        self.scorer = self.scorer_class(**{k: v for k, v in options.items() if k in valid})
+        self.scorer = build_checked(self.scorer_class, options, type(self).__name__, other_options=EVALUATE_OPTIONS,
+                                    other_label=f" (and evaluate's own: {sorted(EVALUATE_OPTIONS)})")
         self._compute_lock = threading.Lock()
         super().__init__(**{k: v for k, v in options.items() if k in EVALUATE_OPTIONS})
 

@@ -129,13 +129,9 @@ def build_scorer(name: str, options: dict | None = None):
     Traceback (most recent call last):
     TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']
     """
-    from .scoring.protocol import scorer_options
+    from .scoring.protocol import build_checked
 
-    scorer_class = entry(name).scorer_class()
-    unknown = sorted(set(options or {}) - set(scorer_options(scorer_class)))
-    if unknown:
-        raise TypeError(f"{name}: unknown option(s) {unknown}; valid options: {scorer_options(scorer_class)}")
-    return scorer_class(**(options or {}))
+    return build_checked(entry(name).scorer_class(), options or {}, name)
 
 
 def idf_note(scorer, num_captions: int | None = None) -> str:

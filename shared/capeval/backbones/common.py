@@ -1,16 +1,18 @@
-"""Pieces every ported vision-language backbone needs: reading released state dicts and
-padding per-image region arrays into a batch with a mask."""
+"""Pieces every ported backbone and batched scorer needs: reading released state dicts, sorting inputs into
+length batches, and padding ids or per-image region arrays into a batch with a mask."""
 
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import torch
 
 from ..checkpoints import resolve_checkpoint
 from ..models import ModelUnavailableError
+
+T = TypeVar("T")
 
 
 def read_state_dict(source: str | os.PathLike, *, what: str) -> dict[str, torch.Tensor]:
@@ -56,6 +58,16 @@ def pad_rows(arrays: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32
         values[row, : array.shape[0]] = torch.from_numpy(np.ascontiguousarray(array)).to(dtype)
         mask[row, : array.shape[0]] = 1
     return values, mask
+
+
+def length_batches(items: Sequence[T], size: int, length: Callable[[T], Any], *, longest_first: bool = True) -> list[list[T]]:
+    """``items`` sorted by ``length`` and cut into batches of ``size``, so each padded batch wastes little.
+
+    >>> length_batches([0, 1, 2, 3], 3, length=[2, 5, 1, 4].__getitem__)
+    [[1, 3, 0], [2]]
+    """
+    order = sorted(items, key=length, reverse=longest_first)
+    return [order[start : start + size] for start in range(0, len(order), size)]
 
 
 def pad_ids(id_lists: Sequence[Sequence[int]], *, pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

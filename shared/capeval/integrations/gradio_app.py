@@ -143,7 +143,7 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         raise ValueError("Type at least one reference caption (one per line).")
     inputs = image_inputs(image, features, len(candidates)) if scorer.needs_images else {}
     try:
-        checked = check_inputs(scorer, candidates, [references] * len(candidates) if scorer.needs_references else None, **inputs)
+        checked = check_inputs(scorer, candidates, [references] * len(candidates), **inputs)
         return scorer.score(**checked, show_progress=False)
     except ExtractorUnavailableError as error:
         raise ValueError(NO_EXTRACTOR) from error

@@ -79,7 +79,7 @@ class CaptionEvaluator:
 
         values: dict[str, float] = {}
         for scorer in self.scorers:
-            inputs = check_inputs(scorer, predictions, references if scorer.needs_references else None,
+            inputs = check_inputs(scorer, predictions, references,
                                   images=by_index(self.images) if scorer.needs_images else None,
                                   region_features=by_index(self.region_features) if scorer.needs_images else None)
             for name, value in scorer.score(**inputs).corpus.items():

@@ -112,7 +112,9 @@ class BERTScorer(CaptionScorer):
                                 tokenizer_kwargs=_tokenizer_options(self.model_name))
 
     def options(self) -> dict:
-        return {"model": model_id(self.model_name), "layer": self.encoder.layer, "idf": self.idf}
+        # The layer of the model's config only when none was given: a hashcode should not load the model.
+        return {"model": model_id(self.model_name), "layer": self.layer if self.layer is not None else self.encoder.layer,
+                "idf": self.idf}
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """Per-candidate ``precision``, ``recall`` and ``f1`` (each maxed over the references, as bert_score).

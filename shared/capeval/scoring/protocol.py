@@ -168,6 +168,17 @@ def scorer_options(scorer_class: type[CaptionScorer]) -> list[str]:
     return [p.name for p in parameters if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
+def build_checked(scorer_class: type[CaptionScorer], options: Mapping[str, Any], label: str, *,
+                  other_options: frozenset[str] = frozenset(), other_label: str = "") -> CaptionScorer:
+    """``scorer_class`` built from the options it takes; an option neither it nor ``other_options`` takes
+    raises ``TypeError`` naming ``label`` and listing the valid ones (``other_label`` describes the others)."""
+    valid = scorer_options(scorer_class)
+    unknown = sorted(set(options) - set(valid) - other_options)
+    if unknown:
+        raise TypeError(f"{label}: unknown option(s) {unknown}; valid options: {valid}{other_label}")
+    return scorer_class(**{key: value for key, value in options.items() if key in valid})
+
+
 def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     """evaluate's result dict from a scorer's columns (the shape every capeval module returns).
 

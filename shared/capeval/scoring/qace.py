@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import torch
 from transformers import T5ForConditionalGeneration
 
+from ..backbones.common import length_batches, pad_ids
 from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
                                    VisualT5Answerer, decode_like_demo, greedy_generate)
 from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
@@ -228,17 +229,14 @@ class T5TextGenerator:
         padding is masked."""
         ids = self.input_ids(fields)
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
-        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]))
         results: list[tuple[str, float]] = [("", 0.0)] * len(ids)
         pad = self.tokenizer.pad_token_id or 0
         with torch.inference_mode():
             for batch in progress(batches, desc=desc, show=show_progress):
-                width = len(ids[batch[0]])
-                input_ids = torch.tensor([ids[i] + [pad] * (width - len(ids[i])) for i in batch], device=self.device)
-                mask = torch.tensor([[1] * len(ids[i]) + [0] * (width - len(ids[i])) for i in batch], device=self.device)
+                input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=pad)
                 sequences, answerability = greedy_generate(self.model, max_length=self.format.max_length,
-                                                           input_ids=input_ids, attention_mask=mask)
+                                                           input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
                 for i, seq, value in zip(batch, sequences, answerability):
                     results[i] = (self.format.decode(self.tokenizer, seq), float(value))
         return results

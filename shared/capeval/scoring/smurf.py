@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
+from ..backbones.common import length_batches
 from ..inputs import bool_option, choice_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
@@ -214,9 +215,8 @@ def information_flows(
     each sentence's attentions are cropped to its own n × n, so padding does not matter.
     """
     pad = encoder.pad_token_id
-    order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
     flows = [0.0] * len(id_lists)
-    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
     # One batch at a time: each sentence's attentions are reduced to its flow before the next batch runs.
     for indices in progress(batches, desc=f"attention flow of {encoder.name_or_path}", show=show_progress):
         ids = [id_lists[i] for i in indices]

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import pad_ids, pad_rows
+from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
@@ -160,8 +160,7 @@ class UmicScorer(CaptionScorer):
                 raise ValueError(f"region_features[{i}] has {region.feature_dim}-d features; this UNITER takes {img_dim}-d (BUTD pool5)")
         ids = self.token_ids(captions)
         nbb = [umic_num_boxes(region) for region in regions]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]) + nbb[i], reverse=True)
-        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
         logits: list[float] = [0.0] * len(ids)
         with torch.inference_mode():
             for batch in progress(batches, desc="UMIC", show=show_progress):

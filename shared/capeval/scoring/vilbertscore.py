@@ -34,7 +34,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import pad_ids, pad_rows
+from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
@@ -177,26 +177,7 @@ class VilbertScoreScorer(CaptionScorer):
     benchmark's ResNeXt-152 (the box counts go into the hashcode). References: any number ≥ 1 per caption
     (the paper used 5); every reference is encoded with its candidate's image.
 
-    A random ViLBERT (2 co-attention blocks) and a tiny uncased vocabulary stand in for the released model here:
-
-    >>> import json, tempfile
-    >>> from transformers import BertTokenizer
-    >>> from capeval.backbones.vilbert import read_vilbert_config, save_random_checkpoint
-    >>> folder = tempfile.mkdtemp()
-    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "two", "men", "riding", "horse", "##s", "on", "."]
-    >>> _ = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True).save_pretrained(folder)
-    >>> with open(f"{folder}/tiny.json", "w") as handle:
-    ...     json.dump({"vocab_size": len(vocab), "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
-    ...                "v_hidden_size": 32, "v_num_attention_heads": 4, "v_intermediate_size": 64, "bi_hidden_size": 32,
-    ...                "bi_num_attention_heads": 4}, handle)
-    >>> checkpoint = save_random_checkpoint(f"{folder}/random.bin", read_vilbert_config(f"{folder}/tiny.json"))
-    >>> scorer = VilbertScoreScorer(checkpoint, config=f"{folder}/tiny.json", tokenizer=folder, device="cpu")
-    >>> rng = np.random.default_rng(0)
-    >>> image = {"features": rng.random((100, 2048), dtype=np.float32), "bbox": np.tile([10.0, 20.0, 200.0, 150.0], (100, 1)),
-    ...          "image_width": 640, "image_height": 480}
-    >>> scores = scorer.score(["Two men riding horses."], [["men riding horses", "a horse"]], region_features=[image])
-    >>> [round(scores[column][0], 3) for column in ("precision", "recall", "f1")], scorer.layer
-    ([0.657, 0.781, 0.713], 2)
+    ``metrics/vilbertscore``'s docstring scores an example end to end with a random ViLBERT.
 
     >>> VilbertScoreScorer(layer=7)
     Traceback (most recent call last):
@@ -297,10 +278,10 @@ class VilbertScoreScorer(CaptionScorer):
         ids = dict(zip(captions, self.model_input_ids(captions, pieces)))
         num_pieces = {caption: len(p) for caption, p in zip(captions, pieces)}
         image_inputs = {i: regions[i].vilbert_inputs(mean_in_stored_dtype=self.mode == "code") for i in {i for _, i in pairs}}
-        order = sorted(pairs, key=lambda pair: (len(ids[pair[0]]), len(image_inputs[pair[1]][0])))
         task_id = RETRIEVAL_COCO_TASK if model.task_token else None
         encoded: dict[tuple[str, int], tuple[np.ndarray, ScoredRows]] = {}
-        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = length_batches(pairs, batch_size, lambda pair: (len(ids[pair[0]]), len(image_inputs[pair[1]][0])),
+                                 longest_first=False)
         with torch.inference_mode():
             for batch in progress(batches, desc="ViLBERTScore", show=show_progress):
                 input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])

@@ -21,6 +21,7 @@ from typing import Sequence
 
 import torch
 
+from ..backbones.common import length_batches
 from ..inputs import int_option
 from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
 from ..progress import progress
@@ -214,9 +215,8 @@ class TextEncoder:
         """
         if attention_masks is not None and len(attention_masks) != len(id_lists):
             raise ValueError("attention_masks must have one mask per id list")
-        order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]), reverse=True)
         results: list[EncodedSequence | None] = [None] * len(id_lists)
-        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
         with torch.inference_mode():
             for batch in progress(batches, desc=f"encoding with {self.name_or_path}", show=show_progress):
                 width = len(id_lists[batch[0]])
