@@ -39,12 +39,12 @@ def single_process(run, options, rows) -> tuple[float, list[float]]:
     module.compute(predictions=[r["candidate"] for r in rows[:8]], references=[r["references"] for r in rows[:8]])
     start = time.perf_counter()
     result = module.compute(predictions=[r["candidate"] for r in rows], references=[r["references"] for r in rows])
-    return time.perf_counter() - start, result[run.key]
+    return time.perf_counter() - start, result[run.column or "scores"]
 
 
 def on_ray(run, options, rows, workers: int) -> tuple[float, list[float]]:
     """Seconds to score ``rows`` on Ray with ``workers`` actors, end to end, and the scores in row order."""
-    column = make_scorer(run.metric, **options).primary if run.key == "scores" else run.key
+    column = run.column or make_scorer(run.metric, **options).primary
     start = time.perf_counter()
     scored = score_dataset(ray.data.from_items(rows), run.metric, num_workers=workers, **options).take_all()
     seconds = time.perf_counter() - start

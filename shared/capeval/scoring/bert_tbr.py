@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..declaration import OfflineRun, minilm_path
 from ..inputs import choice_option, device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
@@ -249,7 +250,13 @@ class BertTbrScorer(CaptionScorer):
         [0.8339, 0.6222]
     """
 
+    metric, title = "bert_tbr", "BERT-TBR"
     name = primary = "bert_tbr"
+    offline_runs = (
+        OfflineRun("BERT-TBR", lambda: None if (path := minilm_path()) is None else {"model_name": path, "layer": 6, "beta": 0.4},
+                   "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded offline"),
+        OfflineRun("BERT-TBR (unigram)", {"mode": "unigram"}, "model-free variant"),
+    )
     #: A reference list of blank strings has no word pieces to recall.
     blank_references_allowed = False
 
@@ -284,9 +291,9 @@ class BertTbrScorer(CaptionScorer):
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
         # The unigram variant and a fixed IDF corpus or table make each score independent of the other captions.
-        return self.mode != "unigram" and self.idf_sentences is None and self.statistics is None
+        return self.mode != "unigram" and self.idf_sentences is None and self.document_frequencies is None
 
-    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies | None:
+    def count_document_frequencies(self, predictions, references=None) -> DocumentFrequencies | None:
         """Document frequencies of the token ids over every reference and candidate (one document per
         occurrence) and the number of documents; ``None`` when the IDF does not come from the corpus.
         Tokenizes only (the model runs in :meth:`score`)."""
@@ -327,7 +334,7 @@ class BertTbrScorer(CaptionScorer):
             idf = self._fixed_idf
         else:
             # Reuse the ids already tokenized, unless the statistics of a whole corpus were given.
-            frequencies = self.statistics or idf_documents(predictions, references, lambda s: encoded[s].ids)
+            frequencies = self.document_frequencies or idf_documents(predictions, references, lambda s: encoded[s].ids)
             idf = idf_from_counts(frequencies.counts, frequencies.documents)
         scores = [
             bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)

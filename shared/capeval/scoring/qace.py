@@ -285,8 +285,10 @@ class QaceScorer(CaptionScorer):
     True
     """
 
-    name = "qace"
-    primary = "qace"
+    metric, title = "qace", "QACE"
+    name = primary = "qace"
+    column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
+    extras = ("qace",)
 
     def __init__(self, variant: str = "ref", *, spacy_model: str = DEFAULT_SPACY_MODEL, span_order: str = "sorted",
                  qg_model: str = DEFAULT_QG_MODEL, qg_format: str = "demo", qa_model: str = DEFAULT_QA_MODEL,

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ..backbones.common import length_batches
+from ..declaration import OfflineRun
 from ..inputs import bool_option, choice_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
@@ -320,8 +321,13 @@ class SmurfScorer(CaptionScorer):
         (0.0, 0.0, 0.0)
     """
 
+    metric, title = "smurf", "SMURF"
     name = primary = "smurf"
+    column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
+                    "style_reward", "grammar_penalty")
     value_range = (None, None)
+    offline_runs = (OfflineRun("SPARCS", {"components": ["sparcs"]},
+                               "SMURF's semantic part; SPURTS/MIMA need distilroberta-base/distilbert-base-uncased", column="sparcs"),)
 
     def __init__(
         self,

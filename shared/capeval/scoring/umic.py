@@ -106,6 +106,7 @@ class UmicScorer(CaptionScorer):
     call passes no ``region_features`` (an approximation of the BUTD features UMIC was trained on).
     """
 
+    metric, title = "umic", "UMIC"
     name = primary = "umic"
     needs_references = False
     needs_images = True

@@ -185,8 +185,10 @@ class VilbertScoreScorer(CaptionScorer):
     ValueError: layer must be a co-attention block in 1..6 (this config has 6 blocks), got 7
     """
 
+    metric, title = "vilbertscore", "ViLBERTScore"
     name = "vilbertscore"
     primary = "f1"
+    column_names = ("precision", "recall", "f1")
     needs_images = True
     value_range = (-1.0, 1.0)
 
