@@ -195,9 +195,9 @@ def test_pool_leaves_a_cpu_for_ray_data_tasks_and_workers_import_this_capeval(ra
 
 
 def test_cli_ray_engine_prints_what_the_default_engine_prints(ray_session, capsys):
-    assert main(["score", "--metrics", "bleu,cider"]) == 0
+    assert main(["score", "--offline", "bleu,cider"]) == 0
     default = capsys.readouterr().out
-    assert main(["score", "--engine", "ray", "--metrics", "bleu,cider"]) == 0
+    assert main(["score", "--engine", "ray", "--offline", "bleu,cider"]) == 0
     on_ray = capsys.readouterr().out
     # Corpus BLEU too (from the rows' summed n-gram counts), not only the per-caption columns.
     assert ", corpus 0." in next(line for line in default.splitlines() if line.startswith("- BLEU-4: mean"))

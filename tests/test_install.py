@@ -76,7 +76,7 @@ def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
 
 def test_installed_command_line_scores_and_benchmarks(installed, tmp_path):
     command = str(installed / "bin" / "capeval")
-    score = run_outside(installed, tmp_path, command, "score", "--metrics", "bleu,cider").stdout
+    score = run_outside(installed, tmp_path, command, "score", "--offline", "bleu,cider").stdout
     assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in score and "- BLEU-4: mean" in score
     bench = run_outside(installed, tmp_path, command, "benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0").stdout
     assert "### PASCAL-50S" in bench and "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in bench
@@ -110,7 +110,7 @@ def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
         "sys.meta_path.insert(0, NoEvaluate())\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(installed)]), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
     command = str(installed / "bin" / "capeval")
-    for args in (["score", "--metrics", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
+    for args in (["score", "--offline", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
         done = subprocess.run([command, *args], cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
         assert done.returncode == 0, done.stderr[-2000:]
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from .inputs import COMMON_COMPUTE_KWARGS, check_inputs
+from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, per_prediction
 from .scoring.protocol import CaptionScorer, build_checked, scorer_options, shape_result
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
@@ -138,10 +138,15 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         self.selected_feature_format = None
 
     def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
-        """Validate once, score, shape: every capeval module takes exactly these keyword arguments."""
-        inputs = check_inputs(self.scorer, predictions, references, images=images, region_features=region_features,
-                              batch_size=batch_size)
-        return shape_result(self.scorer, self.scorer.score(**inputs, show_progress=show_progress))
+        """Score the call ``compute`` validated and shape the result: every capeval module takes exactly these keyword
+        arguments. In evaluate's distributed mode the images reach process 0 with the gathered predictions, and are
+        counted against them here."""
+        if self.num_process > 1:
+            images, region_features = (per_prediction(name, values, len(predictions))
+                                       for name, values in (("images", images), ("region_features", region_features)))
+        scores = self.scorer.score(predictions, references if self.needs_references else None, images=images,
+                                   region_features=region_features, batch_size=batch_size, show_progress=show_progress)
+        return shape_result(self.scorer, scores)
 
     @abc.abstractmethod
     def _info(self) -> evaluate.MetricInfo:

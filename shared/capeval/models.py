@@ -12,11 +12,12 @@ import hashlib
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Hashable
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from .settings import offline
+
+if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
+    import torch
 
 _CACHE: dict[Hashable, Any] = {}
 _LOCK = threading.RLock()
@@ -47,6 +48,8 @@ def cache_size() -> int:
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
     """``None`` means CUDA when available, else CPU."""
+    import torch
+
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -88,6 +91,8 @@ def load_hf_model(name_or_path: str, *, attn_implementation: str | None = None, 
     def build():
         # fp32 whatever the checkpoint stores (transformers 5 otherwise keeps the stored dtype): the metrics'
         # published numbers were computed in fp32.
+        import torch
+
         kwargs = {"dtype": torch.float32}
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation

@@ -147,7 +147,7 @@ METRICS = Registry()
 def entry(name: str) -> MetricEntry:
     """The registry entry of metric ``name``; ``KeyError`` listing the known names."""
     if name not in METRICS:
-        raise KeyError(f"no capeval metric named {name!r}; choose from {sorted(METRICS)}")
+        raise KeyError(f"no capeval metric {name!r}; choose from {sorted(METRICS)}")
     return METRICS[name]
 
 

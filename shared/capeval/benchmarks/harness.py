@@ -57,20 +57,21 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     """Wrap a metric for the harness: a capeval metric name (``"bleu"``), a scorer following
     :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``.
     Names and scorers are scored directly, without ``evaluate``."""
-    from capeval.inputs import check_inputs
-    from capeval.registry import build_scorer
+    from capeval.evaluation import score_checked
+    from capeval.registry import resolve
     from capeval.scoring.protocol import CaptionScorer
 
     # An evaluate module exists only once evaluate is imported: scoring a name or scorer does not need it.
     evaluate = sys.modules.get("evaluate")
-    if isinstance(metric, str):
-        metric = build_scorer(metric)
+    if isinstance(metric, (str, tuple)) or isinstance(getattr(metric, "scorer", None), CaptionScorer):
+        metric = resolve(metric)  # a capeval module is scored through its scorer, as its compute would
     if isinstance(metric, CaptionScorer):
         scorer = metric
+        if score_key != "scores" and score_key not in scorer.columns():
+            raise ValueError(f"score key {score_key!r}: {scorer.metric} returns {list(scorer.columns())} (or 'scores')")
 
         def score(predictions, references, images, region_features):
-            scores = scorer.score(**check_inputs(scorer, predictions, references, images=images, region_features=region_features),
-                                  show_progress=None)
+            scores = score_checked(scorer, predictions, references, images=images, region_features=region_features)
             column = scorer.primary if score_key == "scores" else score_key
             return pick_scores(scores, column, len(predictions)), scorer.hashcode(scores)
 

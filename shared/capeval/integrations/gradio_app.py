@@ -26,7 +26,7 @@ from ..models import ModelUnavailableError
 from ..declaration import OfflineRun
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
+from ..scoring.protocol import CaptionScorer, Scores, scorer_options
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -252,7 +252,7 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
                 raise _error(gr, error) from error
             import pandas as pd
 
-            column = main_column(scorer, scores)
+            column = scorer.primary
             bars = pd.DataFrame({"candidate": candidate_labels(candidates), "score": scores[column]})
             found = details_table(candidates, scores)
             return (scores_table(candidates, scores), gr.BarPlot(value=bars, visible=len(candidates) > 1),
@@ -312,7 +312,7 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
                 results, problems = suite_scores(metrics, candidates, parse_lines(references_text), image_path, features_path)
             except ValueError as error:
                 raise _error(gr, error) from error
-            by_metric = {m.label: results[m.label][main_column(m.scorer, results[m.label])] for m in metrics if m.label in results}
+            by_metric = {m.label: results[m.label][m.scorer.primary] for m in metrics if m.label in results}
             labels = candidate_labels(candidates)
             bars = pd.DataFrame([{"metric": name, "score": value, "candidate": labels[i]}
                                  for name, values in by_metric.items() for i, value in enumerate(values)])

@@ -249,6 +249,7 @@ def read_scores(path: str | Path) -> dict[str, list[float]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.set_defaults(run=run)
     parser.add_argument("--output", default="smurf_system_report.png", help="PNG to write (default: %(default)s)")
     parser.add_argument("--scores", help="JSON with per-caption SPARCS, SPURTS, MIMA lists, systems interleaved "
                                          "(default: the bundled golden caption sets, 4 systems)")
@@ -274,13 +275,6 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(header, rows))
     print(f"\nWrote {path}")
     return 0
-
-
-def register(commands) -> None:
-    """Add ``capeval smurf-report`` to the CLI's subcommands."""
-    parser = commands.add_parser("smurf-report", help="SMURF system-level report (the paper's Figure 1) as a PNG")
-    add_arguments(parser)
-    parser.set_defaults(run=run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,14 +75,18 @@ class Scores(dict):
                                       else [[float(v) for v in row] for row in sufficient_statistics])
 
 
-def library_versions() -> dict[str, str]:
-    """capeval's version and those of the libraries that shape model outputs."""
-    import numpy
-    import torch
-    import transformers
+def library_versions() -> dict[str, str | None]:
+    """capeval's version and those of the libraries that shape model outputs (read from the installed
+    distributions, so asking imports none of them)."""
+    import importlib.metadata
 
-    return {"capeval": capeval.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
-            "numpy": numpy.__version__}
+    def version(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return {"capeval": capeval.__version__, **{name: version(name) for name in ("torch", "transformers", "numpy")}}
 
 
 class CaptionScorer(abc.ABC):
@@ -228,11 +232,8 @@ def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     are added as floats, ``means`` holds the corpus values of the other columns, per-caption details
     (QACE's questions) keep their names, and ``hashcode`` says what produced the scores.
     """
-    primary = scorer.primary if scorer.primary in scores else None
-    result: dict[str, Any] = {}
-    if primary is not None:
-        result[scorer.name] = scores.corpus[primary]
-        result["scores"] = scores[primary]
+    primary = scorer.primary
+    result: dict[str, Any] = {scorer.name: scores.corpus[primary], "scores": scores[primary]}
     others = [name for name in scores if name != primary]
     result.update({name: scores[name] for name in scores if name != scorer.name})
     result.update({name: value for name, value in scores.corpus.items() if name not in scores and name != scorer.name})
@@ -241,9 +242,3 @@ def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     result.update(scores.details)
     result["hashcode"] = scorer.hashcode(scores)
     return result
-
-
-def main_column(scorer: CaptionScorer, scores: Scores) -> str:
-    """The column that is the metric's score: the primary one, or the first when a configuration leaves it
-    out (SMURF with ``components=["sparcs"]``)."""
-    return scorer.primary if scorer.primary in scores else next(iter(scores))

@@ -322,7 +322,7 @@ class SmurfScorer(CaptionScorer):
     """
 
     metric, title = "smurf", "SMURF"
-    name = primary = "smurf"
+    name = primary = hash_name = "smurf"
     column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
                     "style_reward", "grammar_penalty")
     value_range = (None, None)
@@ -344,6 +344,8 @@ class SmurfScorer(CaptionScorer):
         if unknown or not components or len(set(components)) != len(components):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
         self.components = tuple(c for c in COMPONENTS if c in components)
+        # Without all three there is no SMURF: the first component computed is the configuration's score.
+        self.name = self.primary = "smurf" if self.fused else self.components[0]
         self.needs_references = "sparcs" in self.components
         self.preprocess = bool_option("preprocess", preprocess)
         self.spurts_model = path_option("spurts_model", spurts_model)
