@@ -84,7 +84,8 @@ def metric_runs(metrics: Any) -> list[MetricRun]:
     specs = [metrics] if isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer") else list(metrics)
     if not specs:
         raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")
-    return [MetricRun(spec_label(spec), resolve(spec)) for spec in specs]
+    scorers = [resolve(spec) for spec in specs]  # first: it says what is wrong with a spec
+    return [MetricRun(spec_label(spec), scorer) for spec, scorer in zip(specs, scorers)]
 
 
 def qualified(prefix: str, key: str) -> str:
