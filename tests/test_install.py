@@ -23,7 +23,7 @@ sparcs = evaluate.load(capeval.module_path("smurf"), components=["sparcs"]).comp
     predictions=["a man riding a motorcycle"], references=[["a man riding on the back of a motorcycle"]])
 from capeval.benchmarks import load_benchmark
 print(json.dumps({"capeval": capeval.__file__, "module": capeval.module_path("smurf"), "bleu": bleu["bleu"],
-                  "sparcs": sparcs["sparcs"][0], "pascal_rows": load_benchmark("pascal50s").num_rows}))
+                  "sparcs": sparcs["scores"][0], "pascal_rows": load_benchmark("pascal50s").num_rows}))
 """
 
 
@@ -95,6 +95,12 @@ def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp
     # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
                    cwd=tmp_path / "bleu", check=True)
+    # Written from each metric's declaration: METEOR's extra and its Java runtime.
+    assert (tmp_path / "meteor" / "requirements.txt").read_text() == f"./{wheel.name}[spaces,meteor]\n"
+    assert (tmp_path / "meteor" / "packages.txt").read_text() == "default-jre-headless\n"
+    assert not (tmp_path / "bleu" / "packages.txt").exists()
+    # Every metric's app.py is the same two lines (the metric comes from the folder's name).
+    assert len({(folder / "app.py").read_text() for name, folder in publish.FOLDERS.items() if folder.parent.name == "metrics"}) == 1
 
 
 def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):

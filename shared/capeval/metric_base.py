@@ -83,7 +83,13 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         return self.scorer.provenance()
 
     def module_info(self, **metadata: Any) -> evaluate.MetricInfo:
-        """``MetricInfo`` with the features this scorer takes (no references for reference-free scoring)."""
+        """``MetricInfo`` with the features this scorer takes (no references for reference-free scoring) and the
+        scorer's declared options appended to the inputs description."""
+        from .reports.cards import options_text
+
+        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}\n\n{options_text(self.scorer_class)}\n"
+        metadata.setdefault("description", self.scorer_class.__doc__ or self.scorer_class.title)
+        metadata.setdefault("citation", "")
         return evaluate.MetricInfo(features=text_features(with_references=self.needs_references), **metadata)
 
     def compute(self, *, predictions=None, references=None, **kwargs):

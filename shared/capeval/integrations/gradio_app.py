@@ -47,15 +47,19 @@ def parse_lines(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def options_from_environment(variables: Mapping[str, tuple[str, Callable[[str], Any]]], environ: Mapping[str, str] = os.environ) -> dict:
-    """Metric constructor options from environment variables, so a Space can point at other checkpoints.
+def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables (any declared option; values
+    are JSON when they parse, else text), so a Space can point at other checkpoints. Unset or empty ones are skipped.
 
-    ``variables`` maps a variable name to (option name, converter); unset or empty variables are skipped.
-
-    >>> options_from_environment({"X_LAYER": ("layer", int), "X_MODEL": ("model_name", str)}, {"X_LAYER": "6"})
-    {'layer': 6}
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/x"})
+    {'model_name': '/models/x', 'layer': 6}
     """
-    return {option: convert(environ[name]) for name, (option, convert) in variables.items() if environ.get(name)}
+    from ..declaration import declared_options
+    from ..registry import parse_options
+
+    variables = {spec.name: f"CAPEVAL_{name.upper()}_{spec.name.upper()}" for spec in declared_options(entry(name).scorer_class())}
+    return parse_options([f"{option}={environ[variable]}" for option, variable in variables.items() if environ.get(variable)],
+                         "environment")
 
 
 def metric_card(name: str) -> tuple[dict, str]:
@@ -208,6 +212,23 @@ def image_example(with_references: bool) -> list:
     """The bundled sample image, its BUTD features, two candidates (and references)."""
     return [str(sample_image()), str(sample_region_features()), "\n".join(SAMPLE_IMAGE_CANDIDATES),
             *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
+
+
+def metric_space(module_file: str, *, launch: bool = False):
+    """The Space of the metric whose module folder holds ``module_file`` (an ``app.py``: the folder's name is the
+    metric's), with options from ``CAPEVAL_<NAME>_<OPTION>`` variables (:func:`options_from_environment`: other
+    checkpoints), launched when ``launch`` (``python app.py``). Every metric's ``app.py`` is these two lines::
+
+        from capeval.integrations.gradio_app import metric_space
+        demo = metric_space(__file__, launch=__name__ == "__main__")
+    """
+    from pathlib import Path
+
+    name = Path(module_file).resolve().parent.name
+    demo = build_metric_space(name, options=options_from_environment(name) or None)
+    if launch:
+        demo.launch()
+    return demo
 
 
 def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
