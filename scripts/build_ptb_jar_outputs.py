@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Build ``tests/assets/ptb_jar_outputs.parquet``: the CoreNLP 3.4.1 jar's COCO tokenization of every caption capeval
-ships or is evaluated on, so the pure-Python tokenizer can be compared with it without Java.
+ships or is evaluated on, so the pure-Python tokenizer can be compared with it without Java; and
+``tests/assets/karpathy_coco_tokens.parquet``: pycocoevalcap's own tokenization of the Karpathy-test caption sets,
+as its evaluation tokenizes them, so CIDEr-D can be compared with pycocoevalcap's without Java.
 
 One row per distinct caption string: ``text`` (as in the corpus), ``jar`` (what pycocoevalcap's ``PTBTokenizer``
 returns for it: the jar's ``-preserveLines -lowerCase`` tokens without the toolkit's punctuation list) and
@@ -13,7 +15,15 @@ reformulations dataset (``full_reformulation_dataset.json`` of uriberger/caption
     python scripts/build_ptb_jar_outputs.py --flickr8k-token Flickr8k.token.txt \\
         --reformulations full_reformulation_dataset.json
 
-Needs Java and pycocoevalcap (the jar) or ``$CAPEVAL_CORENLP_JAR``.
+The jar reads the distinct strings in sorted order, one a line. Where a caption's tokens depend on the next line
+(a final "U." before a line starting "A "), the stored output is the one for that order, which the tests keep.
+
+``karpathy_coco_tokens.parquet`` has one row per image of ``shared/capeval/resources/smurf_golden.parquet`` (SMURF's
+Karpathy-test sets, image order): ``references`` (the image's references) and ``candidates`` (the 4 systems'
+captions), as pycocoevalcap's ``PTBTokenizer`` returns them when each system is evaluated on its own (references of
+all images in one input, that system's candidates in another).
+
+Needs Java and pycocoevalcap.
 """
 
 from __future__ import annotations
@@ -30,7 +40,8 @@ from capeval.text.ptb import java_tokenize
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCES = REPO / "shared" / "capeval" / "resources"
-OUTPUT = REPO / "tests" / "assets" / "ptb_jar_outputs.parquet"
+ASSETS = REPO / "tests" / "assets"
+N_SYSTEMS = 4
 # The text columns of each bundled hub dataset (strings or lists of strings).
 HUB_TEXT_COLUMNS = {
     "flickr8k_expert": ("candidate", "references"),
@@ -84,18 +95,33 @@ def build_table(corpora: dict[str, list[str]]) -> pa.Table:
                      "corpora": pa.array([",".join(corpora_of[t]) for t in texts]).dictionary_encode()})
 
 
+def karpathy_coco_tokens() -> pa.Table:
+    """pycocoevalcap's tokenization of the Karpathy-test references and of each system's candidates."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    rows = pq.read_table(RESOURCES / "smurf_golden.parquet").to_pylist()
+    first_system = [row for row in rows if row["system"] == 0]
+    references = PTBTokenizer().tokenize({i: [{"caption": r} for r in row["references"]]
+                                          for i, row in enumerate(first_system)})
+    candidates = [PTBTokenizer().tokenize({i: [{"caption": row["candidate"]}]
+                                           for i, row in enumerate(r for r in rows if r["system"] == system)})
+                  for system in range(N_SYSTEMS)]
+    return pa.table({"references": [references[i] for i in range(len(first_system))],
+                     "candidates": [[candidates[s][i][0] for s in range(N_SYSTEMS)] for i in range(len(first_system))]})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--flickr8k-token", type=Path, required=True, help="Flickr8k.token.txt of the Flickr8k_text package")
     parser.add_argument("--reformulations", type=Path, required=True, help="full_reformulation_dataset.json")
-    parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
     corpora = shipped_corpora()
     corpora["flickr8k"] = flickr8k_captions(args.flickr8k_token)
     corpora["reformulations"] = reformulation_captions(args.reformulations)
-    table = build_table(corpora)
-    pq.write_table(table, args.output, compression="zstd", compression_level=19)
-    print(f"{table.num_rows} distinct strings -> {args.output} ({args.output.stat().st_size} bytes)")
+    for name, table in (("ptb_jar_outputs", build_table(corpora)), ("karpathy_coco_tokens", karpathy_coco_tokens())):
+        path = ASSETS / f"{name}.parquet"
+        pq.write_table(table, path, compression="zstd", compression_level=19)
+        print(f"{table.num_rows} rows -> {path} ({path.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":
