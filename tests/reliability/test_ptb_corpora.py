@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from capeval.text.ptb import ptb_tokenize
+from capeval.text.ptb import coco_tokenize, ptb_tokenize
 
 from .conftest import NEEDS_JAVA
 
@@ -81,6 +81,7 @@ def test_a_final_single_letter_depends_on_the_next_line():
     assert ptb_tokenize(["The new Nintendo Wii U.", "A TV."]) == ["the new nintendo wii u", "a tv"]
     assert ptb_tokenize(["The new Nintendo Wii U.", "Two TVs."]) == ["the new nintendo wii u.", "two tvs"]
     assert ptb_tokenize(["The new Nintendo Wii U."]) == ["the new nintendo wii u."]
+    assert coco_tokenize("Wii U.", next_line="The TV.") == "wii u" and coco_tokenize("Wii U.") == "wii u."
 
 
 @NEEDS_JAVA
