@@ -71,6 +71,8 @@ def test_equals_the_jar_on_every_caption_of_the_corpora(jar_outputs):
     ('"&lt;grass&gt;" and a dog ❤️ here', "< grass > and a dog ❤ here"),
     ("no. 5 in Mass. but not in mass. or no.", "no. 5 in mass. but not in mass or no"),
     ("a v1.2 sign on a 2.5-inch screen", "a v1 .2 sign on a 2.5-inch screen"),
+    ("in Mass.... a dog.... at -5 degrees, mass., fig.: yes", "in mass. a dog at -5 degrees mass. fig. yes"),
+    ("a smile :D and :-( but not a:)b --- or ----", "a smile :d and :--lrb- but not a -rrb- b or"),
 ])
 def test_lexer_rules(text, expected):
     assert ptb_tokenize([text]) == [expected]

@@ -96,7 +96,7 @@ LETTER = rf"(?:(?![\d_]){WORD_CHAR})"
 # Words join across hyphens, slashes and underscores, and across a period when a letter follows ("scene.The").
 WORD = rf"{WORD_CHAR}+(?:[-/_]{WORD_CHAR}+|\.{LETTER}{WORD_CHAR}*)*"
 # Contractions are found without regard to case ("ISN'T", "UMBRELLA'S"), except where a longer word wins.
-CONTRACTION = r"(?i:n't|'s|'re|'ve|'ll|'d|'m)(?![^\W_])"
+CONTRACTION = r"(?i:n't|'s|'re|'ve|'ll|'d|'m)(?![A-Za-z])"
 # A word may start with a letter and an apostrophe: "o'clock", "O'Neil", "d'Angelo", "B'day" (not "o's", "d're":
 # where both rules match as much, the lexer prefers the contraction).
 NOT_A_CONTRACTION = r"(?!(?i:[smd]|re|ve|ll)(?![^\W_]))"
@@ -104,6 +104,10 @@ ELIDED_START = rf"(?:[dDoOlL]|[A-HJ-XZn](?=.{LETTER}{LETTER}))'(?=[^\W_]{{2}}){N
 # Words with an apostrophe inside or in front that the lexer keeps whole: "Hawai'i", "'90s", "'em", "'til".
 APOSTROPHE_WORD = rf"""(?:{LETTER}+[aeiouyAEIOUY]'{NOT_A_CONTRACTION}[aeiouA-Z]{LETTER}*
                        | (?i:'[2-9]0s|'em|'till?|'cause|'n'|'n(?=[ \t\n\r\u00a0]|$)|o'o(?![^\W_])))"""
+# Emoticons, when no letter or digit follows; their brackets become -lrb-/-rrb-.
+SMILEY = r"[<>]?[:;=][-o*']?[()DPdpO\\{@|\[\]](?![A-Za-z0-9])"
+# Three to five periods, or three with spaces between, are one "..." token.
+ELLIPSIS = r"\.{3,5}|\.(?:[ \u00a0]\.){2,4}"
 TOKEN = re.compile(rf"""
     (?i:-[lr][rcs]b-)                         # bracket tokens already escaped in the text
   | &lt; | &gt;                              # "<" and ">" as entities
@@ -111,20 +115,21 @@ TOKEN = re.compile(rf"""
   | (?:https?|ftp)://[^\s()<>"]*[^\s()<>".,;:!?']   # URLs, without a final period or bracket
   | [^\W_](?:[\w.+-]*[^\W_])?@[^\W_]+(?:[.-][^\W_]+)*   # e-mail addresses
   | \#[^\W\d_]+ | @[^\W\d_]\w*              # hashtags (letters only) and handles
-  | [:;]-?[()]                                # emoticons
-  | \.\.\.+ | --+ | [?!]+                     # ellipsis, dashes, repeated ?/!
+  | {SMILEY}                                  # emoticons
+  | {ELLIPSIS} | --+ | [?!]+                  # ellipsis, dashes (three or four hyphens are "--"), repeated ?/!
   | {CONTRACTION}                             # contractions, attached or written apart
   | {APOSTROPHE_WORD}                         # rock 'n' roll, rock 'n roll (but 'No is a quote and a word)
   | (?i:'t)(?=(?i:is|was))                    # 'tis and 'twas: 't and the verb
   | (?i:y')(?={LETTER})                       # y'all
   | [0-9]+\ [0-9]+/[0-9]+                     # a mixed number, one token: 2 1/2 (joined by a no-break space)
-  | [A-Za-z0-9][A-Za-z0-9.,]*(?:-[A-Za-z0-9]+)+(?:\.(?!\.))?   # hyphenated, numbers included: 2.5-inch
+  | [A-Za-z0-9][A-Za-z0-9.,]*(?:-[A-Za-z0-9]+)+\.?   # hyphenated, numbers included: 2.5-inch
   | [0-9]*(?:[:,.][0-9]+)+                    # numbers and times: 1,000  3.5  12:30  .5
+  | [-+](?:[0-9]+(?:[:,.][0-9]+)*|(?:[:,.][0-9]+)+)   # signed numbers: -5, -1,000
   | [A-Z]+&[A-Z]+                             # AT&T
-  | [^\W_]+(?=(?i:n't)(?![^\W_]))            # the word before n't
-  | {ELIDED_START}{WORD}(?:\.(?!\.))?
+  | [^\W_]+(?=(?i:n't)(?![A-Za-z]))           # the word before n't
+  | {ELIDED_START}{WORD}\.?
   | [lLdDjJ]'{NOT_A_CONTRACTION}              # l', d' before a word too short for the rule above
-  | {WORD}(?:\.(?!\.))?                       # words, hyphenated and dotted words, a final period (not an ellipsis)
+  | {WORD}\.?                                 # words, hyphenated and dotted words, a final period
   | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
 """, re.VERBOSE)
 
@@ -134,6 +139,8 @@ def word_with_period(word: str, following: str) -> tuple[str, bool]:
     whether it gives the period back to be read again (as a "." token, or the start of a number: "v1.2")."""
     lowered, stem = word.lower(), word[:-1].lower()
     capitalized = word[0].isupper()
+    if following[:1] in (",", ";", ":"):  # the lexer keeps the period of any word before these
+        return lowered, False
     if ACRONYM.fullmatch(lowered):
         starter = NEXT_WORD.match(following)
         if starter and (re.fullmatch(HTML_TAG, starter.group(1)) or starter.group(1)[0].isupper()
@@ -165,8 +172,12 @@ def ptb_tokens(sentence: str, next_line: str | None = None) -> list[str]:
         token, position = match.group().lower().replace(" ", "\u00a0"), match.end()
         if token in BRACKETS:
             tokens.append(BRACKETS[token])
-        elif token[0] in ":;" and token[-1] in "()":  # an emoticon
-            tokens.append(token[:-1] + BRACKETS[token[-1]])
+        elif re.fullmatch(SMILEY, match.group()):
+            tokens.append(token.replace("(", "-lrb-").replace(")", "-rrb-"))
+        elif re.fullmatch(ELLIPSIS, token):
+            tokens.append("...")
+        elif token in ("---", "----"):
+            tokens.append("--")
         elif token in QUOTES:
             # An opening quote follows a space (or the line start) and touches the next word.
             start, end = match.span()
