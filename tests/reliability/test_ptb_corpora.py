@@ -83,7 +83,7 @@ def test_a_final_single_letter_depends_on_the_next_line():
     assert ptb_tokenize(["The new Nintendo Wii U.", "A TV."]) == ["the new nintendo wii u", "a tv"]
     assert ptb_tokenize(["The new Nintendo Wii U.", "Two TVs."]) == ["the new nintendo wii u.", "two tvs"]
     assert ptb_tokenize(["The new Nintendo Wii U."]) == ["the new nintendo wii u."]
-    assert coco_tokenize("Wii U.", next_line="The TV.") == "wii u" and coco_tokenize("Wii U.") == "wii u."
+    assert coco_tokenize("Wii U.", following="\nThe TV.") == "wii u" and coco_tokenize("Wii U.") == "wii u."
 
 
 @NEEDS_JAVA

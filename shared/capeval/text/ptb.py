@@ -68,7 +68,7 @@ about according additionally after an a as at but earlier he her here however if
 one other our she since so some such that the their then there these they this we when while what yet you
 """.split())
 HTML_TAG = r"</?[A-Za-z][A-Za-z0-9]*/?>"
-NEXT_WORD = re.compile(r"\s+(\S+)(?:\s|$)")
+NEXT_WORD = re.compile(r"\s+(\S+)\s")
 SENTENCE_END = re.compile(r"\s*$|\s(?:\s|[A-Z<])")
 QUOTES = {'"': ("``", "''"), "'": ("`", "'")}
 BRACKETS = {"(": "-lrb-", ")": "-rrb-", "{": "-lcb-", "}": "-rcb-", "[": "-lsb-", "]": "-rsb-"}
@@ -127,7 +127,7 @@ TOKEN = re.compile(rf"""
   | [-+](?:[0-9]+(?:[:,.][0-9]+)*|(?:[:,.][0-9]+)+)   # signed numbers: -5, -1,000
   | [A-Z]+&[A-Z]+                             # AT&T
   | [^\W_]+(?=(?i:n't)(?![A-Za-z]))           # the word before n't
-  | {ELIDED_START}{WORD}\.?
+  | {ELIDED_START}{WORD}\.?                  # o'clock, O'Neil
   | [lLdDjJ]'{NOT_A_CONTRACTION}              # l', d' before a word too short for the rule above
   | {WORD}\.?                                 # words, hyphenated and dotted words, a final period
   | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
@@ -155,14 +155,13 @@ def word_with_period(word: str, following: str) -> tuple[str, bool]:
     return stem, True
 
 
-def ptb_tokens(sentence: str, next_line: str | None = None) -> list[str]:
+def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     """CoreNLP-3.4.1-style lowercased PTB tokens of one line (punctuation not yet removed).
 
-    ``next_line`` is the line after it in the tokenizer's input (``None``: the input ends here). The lexer looks
-    across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line that
-    starts with "A " or "The ", as most captions do.
+    ``following`` is the tokenizer's input after the line, from its line break on (empty: the input ends here). The
+    lexer looks across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line
+    that starts with "A " or "The ", as most captions do.
     """
-    after = "" if next_line is None else "\n" + next_line
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
     sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
@@ -187,7 +186,7 @@ def ptb_tokens(sentence: str, next_line: str | None = None) -> list[str]:
         elif token in ANGLE_ENTITIES:
             tokens.append(ANGLE_ENTITIES[token])
         elif token.endswith(".") and len(token) > 1 and token[0].isalnum():
-            token, gives_back_period = word_with_period(match.group(), sentence[position:] + after)
+            token, gives_back_period = word_with_period(match.group(), sentence[position:] + following)
             tokens += SPLIT_WORDS.get(token, (token,))
             position -= gives_back_period
         else:
@@ -195,15 +194,14 @@ def ptb_tokens(sentence: str, next_line: str | None = None) -> list[str]:
     return tokens
 
 
-def coco_tokenize(sentence: str, next_line: str | None = None) -> str:
+def coco_tokenize(sentence: str, following: str = "") -> str:
     """One caption as pycocoevalcap's PTBTokenizer returns it: lowercased PTB tokens joined by spaces,
-    punctuation removed. ``next_line``: the caption after it in the tokenizer's input, as in :func:`ptb_tokens`.
+    punctuation removed. ``following``: the tokenizer's input after the caption, as in :func:`ptb_tokens`.
 
     >>> coco_tokenize("A man (in a red shirt) isn't riding the dog's bike.")
     "a man -lrb- in a red shirt -rrb- is n't riding the dog 's bike"
     """
-    return " ".join(t for t in ptb_tokens(one_line(sentence), next_line and one_line(next_line))
-                    if t not in COCO_PUNCTUATION)
+    return " ".join(t for t in ptb_tokens(one_line(sentence), following) if t not in COCO_PUNCTUATION)
 
 
 def one_line(sentence: str) -> str:
@@ -246,8 +244,9 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     (['a nintendo wii u', 'a tv'], ['a nintendo wii u.', 'two tvs'])
     """
     if backend == "python":
-        sentences = list(sentences)
-        return [coco_tokenize(s, n) for s, n in zip(sentences, [*sentences[1:], None])]
+        lines = [one_line(s) for s in sentences]
+        # What follows a line, as far as the lexer looks: the next line and the line break after it.
+        return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
     if backend == "java":
         return java_tokenize(list(sentences))
     raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
