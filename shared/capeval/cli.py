@@ -81,7 +81,7 @@ def run_score(args: argparse.Namespace) -> int:
     about: dict[str, dict] = {}
     for label, scorer, note in score_runs(args):
         checked = check_inputs(scorer, predictions, references)
-        scores = score_on_ray(scorer, **checked) if args.engine == "ray" else scorer.score(**checked)
+        scores = score_on_ray(scorer, **checked, ray_address=args.ray_address) if args.engine == "ray" else scorer.score(**checked)
         column = main_column(scorer, scores)
         columns[label], system[label] = scores[column], scores.corpus[column]
         note = "; ".join(part for part in (note, idf_note(scorer, len(rows))) if part)
@@ -128,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", help="write per-image and system-level scores as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
-                            "when RAY_ADDRESS is set, else a local Ray instance)")
+                            "when --ray-address or RAY_ADDRESS is set, else a local Ray instance)")
+    score.add_argument("--ray-address", help="the Ray cluster --engine ray joins (default: $RAY_ADDRESS, else a local instance)")
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
     from .reports import smurf
