@@ -23,6 +23,7 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
+from ..finite import require_finite
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
@@ -169,6 +170,7 @@ class UmicScorer(CaptionScorer):
                 img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
                 img_pos, _ = pad_rows([pos for _, pos in inputs])
                 out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value
         return logits

@@ -36,6 +36,7 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..finite import require_finite
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
@@ -289,6 +290,7 @@ class VilbertScoreScorer(CaptionScorer):
                 locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
                 tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
                 states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
                 for row, (caption, image) in enumerate(batch):
                     rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
                     encoded[caption, image] = (normalize_rows(states[row, rows.start : rows.stop]).cpu().numpy(), rows)

@@ -164,7 +164,9 @@ class RegionFeatures:
         every region, as (N+1) × D features and (N+1) × 5 locations (float32).
 
         ``mean_in_stored_dtype``: round the mean of fp16 features to fp16 as the released ViLBERTScore data code
-        does (it averages before casting to float32); float32 features are unaffected.
+        does (it averages before casting to float32); float32 features are unaffected. The mean itself is taken
+        in float64: the released fp16 sum overflows to infinity for valid features (100 boxes of 60,000), and
+        the mean of fp16 values always fits fp16.
 
         >>> regions = RegionFeatures.from_pixel_boxes([[1.0, 2.0], [3.0, 4.0]], [[0, 0, 50, 100], [0, 0, 100, 200]], 100, 200)
         >>> features, locations = regions.vilbert_inputs()
@@ -172,12 +174,9 @@ class RegionFeatures:
         ([[2.0, 3.0], [1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5, 0.25], [0.0, 0.0, 1.0, 1.0, 1.0]])
         """
         features = self.features.astype(np.float32)
-        summed = features.sum(axis=0, keepdims=True)
+        glob = (features.sum(axis=0, keepdims=True, dtype=np.float64) / self.num_boxes).astype(np.float32)
         if mean_in_stored_dtype and self.features.dtype == np.float16:
-            # torch's fp16 sum accumulates in float32 and rounds once; the division rounds again.
-            glob = (summed.astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
-        else:
-            glob = summed / np.float32(self.num_boxes)
+            glob = glob.astype(np.float16).astype(np.float32)
         locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
