@@ -13,10 +13,8 @@ the same references every time encodes them once and then only its new predictio
 from __future__ import annotations
 
 import copy
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import torch
@@ -24,7 +22,7 @@ import torch
 from ..backbones.common import length_batches
 from ..finite import require_finite
 from ..inputs import int_option
-from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
+from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
@@ -123,10 +121,9 @@ def truncate_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.Module:
 
 def local_layer_count(name_or_path: str) -> int | None:
     """How many transformer layers a local checkpoint folder has (its ``config.json``); ``None`` for a hub id."""
-    config = Path(name_or_path).expanduser() / "config.json"
-    if not config.is_file():
+    fields = local_config(name_or_path)
+    if fields is None:
         return None
-    fields = json.loads(config.read_text(encoding="utf-8"))
     count = fields.get("num_hidden_layers", fields.get("n_layers"))
     return count if isinstance(count, int) else None
 
