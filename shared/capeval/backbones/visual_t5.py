@@ -44,6 +44,8 @@ from ..vision.regions import RegionFeatures
 from .common import pad_rows
 
 #: The released checkpoint (a zip holding an HF folder) and the tokenizer it was trained with.
+#: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 DEFAULT_CHECKPOINT = "https://vqamodel.s3.us-east-2.amazonaws.com/t5vqa/ckpt.zip"
 DEFAULT_TOKENIZER = "t5-small"
 #: The QACE demo's prompt; the VQA demo used the bare question (prompt "").

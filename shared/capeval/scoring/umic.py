@@ -32,6 +32,8 @@ from ..vision.regions import RegionFeatureError, RegionFeatures
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
+#: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
 DEFAULT_TOKENIZER = "bert-base-cased"
 #: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.

@@ -48,6 +48,8 @@ from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
 #: and the Conceptual Captions pre-trained model ("ViLBERTScore").
+#: For neither file do the host nor the authors publish a SHA-256, and none is pinned here (the files could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 MULTI_TASK_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/multi_task_model.bin"
 PRETRAINED_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/pretrained_model.bin"
 DEFAULT_TOKENIZER = "bert-base-uncased"
