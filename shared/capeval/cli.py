@@ -123,7 +123,8 @@ def run_score(args: argparse.Namespace) -> int:
         def score(scorer, predictions, references, **inputs):
             if inputs.get("images") is not None or inputs.get("region_features") is not None:
                 raise UsageError("--engine ray scores text metrics here; for image metrics use capeval.distributed.score_dataset")
-            return score_on_ray(scorer, predictions, references if scorer.needs_references else None)
+            return score_on_ray(scorer, predictions, references if scorer.needs_references else None,
+                                ray_address=args.ray_address)
     print(f"Scoring {len(rows)} captions ({source}).")
     result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
     for run in runs:
@@ -172,7 +173,8 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
     score.add_argument("--out", action=RenamedFlag, use="--output")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
-                            "when RAY_ADDRESS is set, else a local Ray instance)")
+                            "when --ray-address or RAY_ADDRESS is set, else a local Ray instance)")
+    score.add_argument("--ray-address", help="the Ray cluster --engine ray joins (default: $RAY_ADDRESS, else a local instance)")
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
 

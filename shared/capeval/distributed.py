@@ -26,8 +26,9 @@ and an ``error`` column; the input's other columns (an id, a system name) pass t
   most metrics, corpus BLEU from the rows' summed n-gram counts and METEOR's aggregate from every row's
   statistics vector, so they equal single-process scoring.
 
-Rows may come back in another order than they went in: carry an id column. Connect to a cluster with
-``ray.init(address=...)`` before calling; without one, Ray starts a local instance.
+Rows may come back in another order than they went in: carry an id column. Every entry point connects
+to Ray itself (:func:`connect`): it joins the cluster at ``ray_address=`` (or ``$RAY_ADDRESS``), else starts
+a local instance, unless this process called ``ray.init`` already.
 
 A batch as the actors score it, without Ray (a ``pyarrow.Table`` in, the same table with the score
 columns out; the row without references fails alone):
@@ -68,6 +69,16 @@ STATISTICS_COLUMN = "sufficient_statistics"
 CPU_BATCH_ROWS, GPU_BATCH_ROWS = 256, 1024
 #: Rows per task that counts statistics or totals: small blocks are bundled, since each task costs ~10 ms.
 TASK_BATCH_ROWS = 8192
+
+
+def connect(address: str | None = None):
+    """The ``ray`` module, connected: as this process already is, else joined to the cluster at ``address``
+    (``None``: ``$RAY_ADDRESS`` if set, else a new local instance)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    return ray
 
 
 def make_scorer(metric: str | CaptionScorer, **options: Any) -> CaptionScorer:
@@ -204,24 +215,29 @@ def merged_document_frequencies(dataset, metric: str | CaptionScorer, options: d
 
 
 def score_dataset(data: Any, metric: str | CaptionScorer, *, num_workers: int | None = None, num_gpus: float | None = None,
-                  batch_rows: int | None = None, batch_size: int | None = None, max_retries: int = 3, **options: Any):
+                  batch_rows: int | None = None, batch_size: int | None = None, max_retries: int = 3,
+                  ray_address: str | None = None, **options: Any):
     """``data`` with the scores of ``metric`` (a registry name with its constructor ``options``, or a
     scorer instance) added, as a lazy Ray Dataset (see the module docstring).
 
     ``num_workers``: actors in the pool (default from the cluster's resources, :func:`default_workers`);
     ``num_gpus``: GPUs per actor (default 1 where the cluster has GPUs); ``batch_rows``: rows per actor
     call (default 1024 per GPU actor, 256 per CPU actor); ``batch_size``: the scorer's model batch;
-    ``max_retries``: how often a batch whose worker died is retried.
+    ``max_retries``: how often a batch whose worker died is retried; ``ray_address``: the cluster to join
+    (:func:`connect`).
 
-    Needs a Ray instance (``tests/test_distributed.py`` starts one)::
+    For example::
 
         scored = score_dataset(ray.data.read_parquet("captions/"), "cider")
         scored.write_parquet("scored/")
         summarize(scored, "cider")  # {'rows': ..., 'failed': ..., 'means': {'cider': ...}, 'sums': {...}}
     """
     scorer = make_scorer(metric, **options)
+    if isinstance(data, Sequence) and not isinstance(data, str) and not data:
+        raise ValueError("the caption set is empty: there are no rows to score")
+    connect(ray_address)
     dataset = as_dataset(data)
-    names = set(dataset.columns())
+    names = set(dataset.columns() or ())
     missing = [name for name in (CANDIDATE, *([REFERENCES] if scorer.needs_references else [])) if name not in names]
     if missing:
         raise ValueError(f"{scorer.name} needs the column(s) {missing}; the input has {sorted(names)}")
@@ -308,12 +324,13 @@ def summarize(scored, metric: str | CaptionScorer, *, by: str | None = None, **o
     return results if by else results.get(None, {"rows": 0, "failed": 0, "means": dict.fromkeys(columns), "sums": {}})
 
 
-def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list[list[str]] | None = None,
-                 **inputs: Any) -> Scores:
+def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list[list[str]] | None = None, *,
+                 ray_address: str | None = None, **inputs: Any) -> Scores:
     """``scorer``'s columns for validated inputs, scored on Ray, in input order, with the corpus values of one
     process (the columns' means, or for BLEU and METEOR from the rows' summed statistics); a row that fails
     raises ``ValueError`` naming it, as single-process scoring would. Image inputs are not sent through this
-    helper: put them in the dataset's columns and use :func:`score_dataset`."""
+    helper: put them in the dataset's columns and use :func:`score_dataset`. ``ray_address``: see :func:`connect`."""
+    connect(ray_address)
     rows = [{"row": i, CANDIDATE: p, **({REFERENCES: references[i]} if references is not None else {})}
             for i, p in enumerate(predictions)]
     num_gpus = default_gpus()
@@ -330,8 +347,9 @@ def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list
     return Scores(columns, corpus=scorer.corpus_from_sufficient_statistics([row[STATISTICS_COLUMN] for row in scored]))
 
 
-def compute(metric: str, predictions: list[str], references: list[list[str]] | None = None, **options: Any) -> dict[str, Any]:
+def compute(metric: str, predictions: list[str], references: list[list[str]] | None = None, *,
+            ray_address: str | None = None, **options: Any) -> dict[str, Any]:
     """evaluate's result dict for ``metric`` (as its module's ``compute`` returns it), scored on Ray
     (:func:`score_on_ray`)."""
     scorer = make_scorer(metric, **options)
-    return shape_result(scorer, score_on_ray(scorer, predictions, references))
+    return shape_result(scorer, score_on_ray(scorer, predictions, references, ray_address=ray_address))

@@ -9,6 +9,7 @@ process that use the same checkpoint share one copy in memory.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 from pathlib import Path
@@ -67,11 +68,34 @@ def _unavailable_message(name_or_path: str, what: str) -> str:
     )
 
 
+def local_config(name_or_path: str | os.PathLike) -> dict | None:
+    """The ``config.json`` of a local checkpoint folder (``None`` for a hub id or a folder without one);
+    :class:`ModelUnavailableError` when it is not a JSON object (the same error whichever loader reads it first).
+
+    >>> local_config("bert-base-uncased") is None
+    True
+    """
+    config = Path(name_or_path).expanduser() / "config.json"
+    if not config.is_file():
+        return None
+    try:
+        fields = json.loads(config.read_text(encoding="utf-8"))
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise ModelUnavailableError(f"The checkpoint folder {str(name_or_path)!r} has a config.json that is not valid JSON "
+                                    f"({error}).") from None
+    if not isinstance(fields, dict):
+        raise ModelUnavailableError(f"The checkpoint folder {str(name_or_path)!r} has a config.json that holds a "
+                                    f"{type(fields).__name__}, not a JSON object.")
+    return fields
+
+
 def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kwargs: Any) -> Any:
-    """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`.
+    """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`
+    (a local folder whose ``config.json`` is not JSON says so: :func:`local_config`).
 
     ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
     """
+    local_config(name_or_path)
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)

@@ -37,12 +37,15 @@ from torch import nn
 from transformers import T5Config, T5ForConditionalGeneration
 
 from ..checkpoints import is_url, resolve_checkpoint
+from ..finite import require_finite
 from ..models import ModelUnavailableError, cached, load_hf_tokenizer, load_pretrained, resolve_device
 from ..progress import progress
 from ..vision.regions import RegionFeatures
 from .common import pad_rows
 
 #: The released checkpoint (a zip holding an HF folder) and the tokenizer it was trained with.
+#: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 DEFAULT_CHECKPOINT = "https://vqamodel.s3.us-east-2.amazonaws.com/t5vqa/ckpt.zip"
 DEFAULT_TOKENIZER = "t5-small"
 #: The QACE demo's prompt; the VQA demo used the bare question (prompt "").
@@ -253,6 +256,7 @@ class VisualT5Answerer:
     def __init__(self, checkpoint: str | os.PathLike = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *,
                  prompt: str = DEFAULT_PROMPT, device: str | torch.device | None = None):
         self.device = resolve_device(device)
+        self.checkpoint = str(checkpoint)
         self.model = load_visual_t5(checkpoint, device=self.device)
         self.tokenizer = load_hf_tokenizer(str(tokenizer))
         self.prompt = prompt
@@ -292,6 +296,7 @@ class VisualT5Answerer:
                 chunk = slice(start, start + batch_size)
                 inputs = self.encoder_inputs(questions[chunk], regions[chunk])
                 sequences, answerability = self.model.generate(*(t.to(self.device) for t in inputs))
+                require_finite(answerability, items=questions[chunk], what="first-step answer scores", model=self.checkpoint)
                 results += [(decode_like_demo(self.tokenizer, seq, cut=1), float(a)) for seq, a in zip(sequences, answerability)]
         return results
 

@@ -16,6 +16,8 @@ from typing import Sequence
 #: The stored baseline results of a checkout (``benchmarks/results/baselines``), found from the package.
 CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "baselines" / "results.json"
 DIGITS = 3
+#: The table's columns, present even when no result is shown.
+COLUMNS = ["benchmark", "row set", "statistic", "metric", "value", "95% interval", "n", "protocol"]
 
 
 def baseline_results() -> Path:
@@ -24,9 +26,20 @@ def baseline_results() -> Path:
 
 
 def load_results(path: str | Path) -> list[dict]:
-    """The harness results in ``path`` (a ``results.json`` written by ``capeval benchmark --out``)."""
-    results = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(results, list) or not all("rows" in r and "metric" in r for r in results):
+    """The harness results in ``path`` (a ``results.json`` written by ``capeval benchmark --out``); ``ValueError``
+    for a file that is missing, not JSON, or not a list of results.
+
+    >>> load_results("no/such/results.json")
+    Traceback (most recent call last):
+    ValueError: no/such/results.json cannot be read (No such file or directory)
+    """
+    try:
+        results = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read ({error.strerror or error})") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path} is not JSON ({error}): expected a results.json written by capeval benchmark --out") from None
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "rows" in r and "metric" in r for r in results):
         raise ValueError(f"{path} is not a results.json written by capeval benchmark --out")
     return results
 
@@ -40,7 +53,7 @@ def results_table(results: Sequence[dict]):
              "95% interval": "" if row["low"] is None else f"[{row['low']:.{DIGITS}f}, {row['high']:.{DIGITS}f}]",
              "n": row["n"], "protocol": row["protocol"]}
             for result in results if not result.get("skipped") for row in result["rows"]]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def skipped_note(results: Sequence[dict]) -> str:
@@ -64,6 +77,8 @@ def scatter_frame(table, x_axis: str, y_axis: str):
     """One point per metric with a value on both axes (``axis_name`` strings)."""
     import pandas as pd
 
+    if table.empty:
+        return pd.DataFrame({"metric": [], "x": [], "y": []})
     axes = table.assign(axis=table.apply(axis_name, axis=1))
     wide = axes.pivot_table(index="metric", columns="axis", values="value")
     if x_axis not in wide or y_axis not in wide:
@@ -72,22 +87,38 @@ def scatter_frame(table, x_axis: str, y_axis: str):
     return pd.DataFrame({"metric": points["metric"], "x": points[x_axis], "y": points[y_axis]})
 
 
+def board_note(path: Path) -> tuple[list[dict], str]:
+    """The results in ``path`` and a note for the top of the board: why it is empty (the file is unreadable, holds
+    no result, or only skipped runs), else nothing. The Space starts whatever the file holds."""
+    try:
+        results = load_results(path)
+    except ValueError as error:
+        return [], f"**No results to show**: {error}."
+    if not any(not result.get("skipped") for result in results):
+        return results, f"**No results to show**: {path.name} holds {'only skipped runs' if results else 'no runs'}."
+    return results, ""
+
+
 def build_leaderboard_space(results_path: str | Path | None = None):
     """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`); API names
-    ``/filter`` (benchmarks, statistics, metric text → table) and ``/scatter`` (x axis, y axis → points)."""
+    ``/filter`` (benchmarks, statistics, metric text → table) and ``/scatter`` (x axis, y axis → points).
+    A file with nothing to show gives an empty board that says why (:func:`board_note`)."""
     import gradio as gr
 
     path = Path(results_path or baseline_results())
-    results = load_results(path)
+    results, note = board_note(path)
     table = results_table(results)
     benchmarks = list(dict.fromkeys(table["benchmark"]))
     statistics = list(dict.fromkeys(table["statistic"]))
-    axes = list(dict.fromkeys(table.apply(axis_name, axis=1)))
+    axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
+    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else (None, None)
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
     with gr.Blocks(title="capeval leaderboard") as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
                     "judgments, with 95% bootstrap intervals, as stored by `capeval benchmark --out`. Every row states "
                     "its protocol (Flickr8k-Expert under P1 and P2, ...).")
+        if note:
+            gr.Markdown(note)
         with gr.Row():
             chosen_benchmarks = gr.Dropdown(benchmarks, value=benchmarks, multiselect=True, label="Benchmarks")
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
@@ -100,9 +131,9 @@ def build_leaderboard_space(results_path: str | Path | None = None):
         gr.Markdown("## Two results against each other\n\nOne point per metric: do the metrics rank alike on two benchmarks, "
                     "or under τ-b and τ-c?")
         with gr.Row():
-            x_axis = gr.Dropdown(axes, value=axes[0], label="x")
-            y_axis = gr.Dropdown(axes, value=axes[min(1, len(axes) - 1)], label="y")
-        points = gr.ScatterPlot(scatter_frame(table, axes[0], axes[min(1, len(axes) - 1)]), x="x", y="y", color="metric")
+            x_axis = gr.Dropdown(axes, value=x_default, label="x")
+            y_axis = gr.Dropdown(axes, value=y_default, label="y")
+        points = gr.ScatterPlot(scatter_frame(table, x_default, y_default), x="x", y="y", color="metric")
         gr.on([x_axis.change, y_axis.change], lambda x, y: scatter_frame(table, x, y), inputs=[x_axis, y_axis],
               outputs=points, api_name="scatter")
         if plots:

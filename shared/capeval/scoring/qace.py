@@ -35,6 +35,7 @@ from transformers import T5ForConditionalGeneration
 from ..backbones.common import length_batches, pad_ids
 from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
                                    VisualT5Answerer, decode_like_demo, greedy_generate)
+from ..finite import require_finite
 from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
 from ..progress import progress
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
@@ -213,6 +214,7 @@ class T5TextGenerator:
 
     def __init__(self, name_or_path: str, text_format: T5TextFormat, *, device: str | torch.device | None = None):
         self.device = resolve_device(device)
+        self.name_or_path = str(name_or_path)
         self.model = load_t5(name_or_path, device=self.device)
         self.tokenizer = load_hf_tokenizer(str(name_or_path))
         self.format = text_format
@@ -237,6 +239,8 @@ class T5TextGenerator:
                 input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=pad)
                 sequences, answerability = greedy_generate(self.model, max_length=self.format.max_length,
                                                            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+                require_finite(answerability, items=lambda row: self.format.render(fields[batch[row]]), what="first-step scores",
+                               model=self.name_or_path)
                 for i, seq, value in zip(batch, sequences, answerability):
                     results[i] = (self.format.decode(self.tokenizer, seq), float(value))
         return results

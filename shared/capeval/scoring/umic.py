@@ -23,6 +23,7 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
+from ..finite import require_finite
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
@@ -31,6 +32,8 @@ from ..vision.regions import RegionFeatureError, RegionFeatures
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
+#: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 DEFAULT_CHECKPOINT = "https://archive.org/download/umic_data/umic.pt"
 DEFAULT_TOKENIZER = "bert-base-cased"
 #: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.
@@ -170,6 +173,7 @@ class UmicScorer(CaptionScorer):
                 img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
                 img_pos, _ = pad_rows([pos for _, pos in inputs])
                 out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value
         return logits

@@ -36,6 +36,7 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..finite import require_finite
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
@@ -47,6 +48,8 @@ from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
 #: and the Conceptual Captions pre-trained model ("ViLBERTScore").
+#: For neither file do the host nor the authors publish a SHA-256, and none is pinned here (the files could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 MULTI_TASK_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/multi_task_model.bin"
 PRETRAINED_CHECKPOINT = "https://dl.fbaipublicfiles.com/vilbert-multi-task/pretrained_model.bin"
 DEFAULT_TOKENIZER = "bert-base-uncased"
@@ -291,6 +294,7 @@ class VilbertScoreScorer(CaptionScorer):
                 locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
                 tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
                 states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
                 for row, (caption, image) in enumerate(batch):
                     rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
                     encoded[caption, image] = (normalize_rows(states[row, rows.start : rows.stop]).cpu().numpy(), rows)
