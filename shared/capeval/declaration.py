@@ -131,7 +131,3 @@ def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> 
         if spec.choices is not None and spec.name in bound:
             choice_option(spec.name, bound[spec.name], spec.choices)
 
-
-#: The ``device`` option of every model scorer (checked in ``__init__`` by :func:`capeval.inputs.device_option`).
-Device = typing.Annotated[str | None, Opt("where the models run: `cpu`, `cuda`, `cuda:N` or a torch.device; "
-                                          "None: CUDA when available")]

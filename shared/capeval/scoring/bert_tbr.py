@@ -27,7 +27,7 @@ from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 
-from ..declaration import Device, OfflineRun, Opt, minilm_path
+from ..declaration import OfflineRun, Opt, minilm_path
 from ..inputs import device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
@@ -36,6 +36,7 @@ from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
 from ..text.reference_corpus import IDF_SOURCES, reference_sentences
 from .matching import normalize_rows, segment_max
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 MODES = ("code", "paper")

@@ -22,12 +22,13 @@ from typing import Annotated, Sequence
 
 import numpy as np
 
-from ..declaration import Device, Opt
+from ..declaration import Opt
 from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 

@@ -35,14 +35,15 @@ from transformers import T5ForConditionalGeneration
 from ..backbones.common import length_batches, pad_ids
 from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
                                    VisualT5Answerer, decode_like_demo, greedy_generate)
-from ..declaration import Device, Opt
+from ..declaration import Opt
 from ..inputs import device_option, int_option, path_option
 from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
 from ..progress import progress
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
-from ..vision.extractors import Extractor, FeatureCacheDir, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import BERTScorer
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 VARIANTS = ("ref", "img")

@@ -28,13 +28,14 @@ import numpy as np
 import torch
 
 from ..backbones.common import length_batches
-from ..declaration import Device, OfflineRun, Opt
+from ..declaration import OfflineRun, Opt
 from ..inputs import bool_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.tokenize import check_word_tokenizer, smurf_preprocess, word_tokenize
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 COMPONENTS = ("sparcs", "spurts", "mima")

@@ -23,12 +23,13 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
-from ..declaration import Device, Opt
+from ..declaration import Opt
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import Extractor, FeatureCacheDir, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatureError, RegionFeatures
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.

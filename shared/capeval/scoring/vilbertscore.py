@@ -36,14 +36,15 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
-from ..declaration import Device, Opt
+from ..declaration import Opt
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import Extractor, FeatureCacheDir, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import match_one_candidate
 from .matching import normalize_rows
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)

@@ -30,13 +30,12 @@ import warnings
 import zipfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
 from ..atomic import partial_file
-from ..declaration import Opt
 from ..backbones.common import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
 from ..progress import progress
@@ -399,8 +398,3 @@ def check_extractor(extractor: Any) -> RegionExtractor | None:
         raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
     return extractor
 
-
-#: The options of the image scorers that compute region features from ``images`` (checked by :func:`check_extractor`).
-Extractor = Annotated[RegionExtractor | None, Opt("computes region features from `images` when a call gives no `region_features` "
-                                                  "(an approximation of the features the model was trained on); None: detectron2's BUTD")]
-FeatureCacheDir = Annotated[str | os.PathLike | None, Opt("folder caching the region features computed from images; None: no cache")]
