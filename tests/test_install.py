@@ -2,7 +2,6 @@
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import zipfile
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import capeval
+from installing import build_wheel, install, run_outside
 
 OUTSIDE_THE_CHECKOUT = """
 import json, sys
@@ -29,25 +29,13 @@ print(json.dumps({"capeval": capeval.__file__, "module": capeval.module_path("sm
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory, repo_root):
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(repo_root)], check=True)
-    (built,) = out.glob("capeval-*.whl")
-    return built
+    return build_wheel(repo_root, tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory):
     """The wheel installed into a fresh target folder (its dependencies come from this environment)."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(target), str(wheel)],
-                   check=True)
-    return target
-
-
-def run_outside(installed, tmp_path, *command):
-    """Run with the installed copy first on the path, from a folder that is not the checkout."""
-    env = {**os.environ, "PYTHONPATH": str(installed), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
-    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", check=True)
+    return install(tmp_path_factory.mktemp("site"), wheel, index=False)
 
 
 def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
@@ -114,9 +102,7 @@ def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
         "        if name.split('.')[0] == 'evaluate':\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
         "sys.meta_path.insert(0, NoEvaluate())\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(installed)]), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
     command = str(installed / "bin" / "capeval")
     for args in (["score", "--offline", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
-        done = subprocess.run([command, *args], cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
-        assert done.returncode == 0, done.stderr[-2000:]
+        done = run_outside(installed, tmp_path, command, *args, path=(blocker,))
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout

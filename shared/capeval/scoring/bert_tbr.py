@@ -23,22 +23,25 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 
-from ..declaration import OfflineRun, minilm_path
-from ..inputs import choice_option, device_option, number_option, path_option, sentences_option
+from ..declaration import OfflineRun, Opt, minilm_path
+from ..inputs import device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
 from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
-from ..text.reference_corpus import check_idf_source, reference_sentences
+from ..text.reference_corpus import IDF_SOURCES, reference_sentences
 from .matching import normalize_rows, segment_max
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 MODES = ("code", "paper")
+#: The scorer's modes: the two above and the model-free variant.
+SCORER_MODES = (*MODES, "unigram")
 #: β per model from the paper; other models need an explicit β.
 DEFAULT_BETAS = {"bert-base-uncased": 0.4, "roberta-large": 0.83}
 #: The hidden layer BERT-TBR uses (bert-base-uncased cut to 8 layers).
@@ -260,10 +263,19 @@ class BertTbrScorer(CaptionScorer):
     #: A reference list of blank strings has no word pieces to recall.
     blank_references_allowed = False
 
-    def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
-                 mode: str = "code", idf: str = "corpus", idf_sentences: Sequence[str] | None = None, device=None):
-        self.mode = choice_option("mode", mode, MODES + ("unigram",))
-        if check_idf_source(idf) != "corpus" and idf_sentences is not None:
+    def __init__(self, model_name: Annotated[str, Opt("hub id or local folder of the encoder")] = "bert-base-uncased", *,
+                 layer: Annotated[int | None, Opt("hidden layer whose embeddings are matched (0: the embeddings); "
+                                                  "None: the published one (8 for bert-base-uncased)")] = None,
+                 beta: Annotated[float | None, Opt("β in [0, 1), the cosine a match must exceed; None: the published one "
+                                                   "(0.4 for bert-base-uncased, 0.83 for roberta-large)")] = None,
+                 mode: Annotated[str, Opt("`code` (the released code), `paper` (Eq. 3-6) or `unigram` (model-free)",
+                                          choices=SCORER_MODES)] = "code",
+                 idf: Annotated[str, Opt("IDF documents: every caption of the call (`corpus`, the paper's) or a reference "
+                                         "corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus",
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("your own IDF documents (with idf='corpus')")] = None,
+                 device: Device = None):
+        self.mode = mode
+        if idf != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
         self.model_name = path_option("model_name", model_name)
         self.idf = idf

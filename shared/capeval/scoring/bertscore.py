@@ -18,15 +18,17 @@ candidate is matched against all of its references with one matrix product.
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from ..declaration import Opt
 from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 
@@ -92,8 +94,13 @@ class BERTScorer(CaptionScorer):
     primary = "f1"
     value_range = (-1.0, 1.0)
 
-    def __init__(self, model_name: str, *, layer: int | None = None, idf: bool = False,
-                 idf_sentences: Sequence[str] | None = None, pad_like_bert_score: bool = True, device=None):
+    def __init__(self, model_name: Annotated[str, Opt("hub id or local folder of the encoder")], *,
+                 layer: Annotated[int | None, Opt("hidden layer whose embeddings are matched (0: the embeddings); None: the last")] = None,
+                 idf: Annotated[bool, Opt("weigh tokens by IDF (from `idf_sentences`, else the call's references)")] = False,
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("IDF documents when idf=True; None: the call's references")] = None,
+                 pad_like_bert_score: Annotated[bool, Opt("let the padding zeros of bert_score's pair batches join the "
+                                                          "maxima, as bert_score does; False: batch-independent")] = True,
+                 device: Device = None):
         self.model_name = path_option("model_name", model_name)
         self.layer = layer_option(layer, self.model_name)
         self.idf = bool_option("idf", idf)

@@ -22,19 +22,20 @@ from __future__ import annotations
 import math
 import string
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches
-from ..declaration import OfflineRun
-from ..inputs import bool_option, choice_option, device_option, path_option
+from ..declaration import OfflineRun, Opt
+from ..inputs import bool_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.tokenize import check_word_tokenizer, smurf_preprocess, word_tokenize
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 COMPONENTS = ("sparcs", "spurts", "mima")
@@ -331,13 +332,15 @@ class SmurfScorer(CaptionScorer):
 
     def __init__(
         self,
-        components: Sequence[str] = COMPONENTS,
+        components: Annotated[Sequence[str], Opt("which of `sparcs`, `spurts`, `mima` to compute; SMURF needs all three, "
+                                                 "SPARCS alone loads no model")] = COMPONENTS,
         *,
-        fusion: str = "code",
-        preprocess: bool = True,
-        spurts_model: str = DEFAULT_SPURTS_MODEL,
-        mima_model: str = DEFAULT_MIMA_MODEL,
-        device: str | torch.device | None = None,
+        fusion: Annotated[str, Opt("how the parts fuse: `code` (the released code, the published numbers) or `paper` (Eq. 12)",
+                                   choices=FUSIONS)] = "code",
+        preprocess: Annotated[bool, Opt("apply SMURF's preprocessing to candidates and references first, as released")] = True,
+        spurts_model: Annotated[str, Opt("hub id or local folder of SPURTS's attention model")] = DEFAULT_SPURTS_MODEL,
+        mima_model: Annotated[str, Opt("hub id or local folder of MIMA's attention model")] = DEFAULT_MIMA_MODEL,
+        device: Device = None,
     ):
         components = [components] if isinstance(components, str) else list(components)
         unknown = sorted(set(components) - set(COMPONENTS))
@@ -350,7 +353,7 @@ class SmurfScorer(CaptionScorer):
         self.preprocess = bool_option("preprocess", preprocess)
         self.spurts_model = path_option("spurts_model", spurts_model)
         self.mima_model = path_option("mima_model", mima_model)
-        self.fusion = choice_option("fusion", fusion, FUSIONS)
+        self.fusion = fusion
         self.device = device_option("device", device)
 
     @property

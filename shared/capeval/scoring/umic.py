@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Annotated, Any, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
+from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatureError, RegionFeatures
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
@@ -114,9 +116,12 @@ class UmicScorer(CaptionScorer):
     needs_references = False
     needs_images = True
 
-    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *, lowercase: bool = True,
-                 num_attention_heads: int | None = None, extractor: RegionExtractor | None = None,
-                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
+    def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of the fine-tuned UNITER `umic.pt` (downloaded once "
+                                                      "into the capeval cache)")] = DEFAULT_CHECKPOINT,
+                 tokenizer: Annotated[str, Opt("hub id or folder of the cased BERT vocabulary")] = DEFAULT_TOKENIZER, *,
+                 lowercase: Annotated[bool, Opt("lower-case captions first, as the benchmark captions were")] = True,
+                 num_attention_heads: Annotated[int | None, Opt("the checkpoint's attention heads; None: hidden size / 64")] = None,
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
         self.checkpoint = path_option("checkpoint", checkpoint)
         self.tokenizer_name = path_option("tokenizer", tokenizer)
         self.lowercase = bool_option("lowercase", lowercase)

@@ -29,21 +29,23 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Annotated, Any, Iterable, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import match_one_candidate
 from .matching import normalize_rows
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
@@ -195,11 +197,15 @@ class VilbertScoreScorer(CaptionScorer):
     needs_images = True
     value_range = (-1.0, 1.0)
 
-    def __init__(self, checkpoint: str = MULTI_TASK_CHECKPOINT, *, config: str | None = None, tokenizer: str = DEFAULT_TOKENIZER,
-                 layer: int | None = None, mode: str = "code", extractor: RegionExtractor | None = None,
-                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+    def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of a vilbert-multi-task `.bin` (downloaded once into "
+                                                      "the capeval cache)")] = MULTI_TASK_CHECKPOINT, *,
+                 config: Annotated[str | None, Opt("architecture JSON of the checkpoint; None: bert_base_6layer_6conect")] = None,
+                 tokenizer: Annotated[str, Opt("hub id or folder of an uncased WordPiece vocabulary")] = DEFAULT_TOKENIZER,
+                 layer: Annotated[int | None, Opt("the co-attention block whose text output is matched; None: the last, as "
+                                                  "released")] = None,
+                 mode: Annotated[str, Opt("`code` (the released scorer) or `clean` (plain BERTScore on the same states, not "
+                                          "comparable with the paper)", choices=MODES)] = "code",
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
         try:
             architecture = read_vilbert_config(config)
         except ValueError as error:
