@@ -72,7 +72,8 @@ def released_token_ids(texts: Sequence[str], tokenizer: Any) -> list[list[int]]:
     """``clip.tokenize(texts, truncate=True)`` without its padding: cleaned text (:func:`clean_text`) through the
     BPE of ``tokenizer`` (a ``CLIPTokenizer``), framed by start and end ids, at most 77 ids ending in the end id."""
     start, end = tokenizer.convert_tokens_to_ids([START_OF_TEXT, END_OF_TEXT])
-    pieces = tokenizer([clean_text(text) for text in texts], add_special_tokens=False)["input_ids"]
+    # Unlimited here (cut below as released), so no warning about lengths over the model's.
+    pieces = tokenizer([clean_text(text) for text in texts], add_special_tokens=False, verbose=False)["input_ids"]
     framed = []
     for ids in pieces:
         ids = [start, *ids, end]
