@@ -83,14 +83,18 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         return self.scorer.provenance()
 
     def module_info(self, **metadata: Any) -> evaluate.MetricInfo:
-        """``MetricInfo`` with the features this scorer takes (no references for reference-free scoring) and the
-        scorer's declared options appended to the inputs description."""
+        """``MetricInfo`` with the features this scorer takes (references unless the scorer is reference-free) and
+        the scorer's declared options appended to the inputs description."""
         from .reports.cards import options_text
 
-        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}\n\n{options_text(self.scorer_class)}\n"
+        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}
+
+{options_text(self.scorer_class)}
+"
         metadata.setdefault("description", self.scorer_class.__doc__ or self.scorer_class.title)
         metadata.setdefault("citation", "")
-        return evaluate.MetricInfo(features=text_features(with_references=self.needs_references), **metadata)
+        with_references = self.needs_references or self.scorer.references_optional
+        return evaluate.MetricInfo(features=text_features(with_references=with_references), **metadata)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """evaluate's ``compute``, checked first and safe to call again after a failure.
@@ -121,6 +125,8 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             local_visual = {} if self.num_process > 1 else visual
             checked = check_inputs(self.scorer, predictions, references, batch_size=kwargs.get("batch_size"), **local_visual)
             predictions, references = checked.pop("predictions"), checked.pop("references")
+            if references is None and self.scorer.references_optional:
+                references = [[] for _ in predictions]  # evaluate needs every feature: empty lists stand for none
             kwargs.update({k: v for k, v in checked.items() if v is not None})
         with self._compute_lock:
             try:

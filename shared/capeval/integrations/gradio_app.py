@@ -244,6 +244,7 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
 
     shown = metric or space_metric(name, options)
     scorer = shown.scorer
+    takes_references = scorer.needs_references or scorer.references_optional
     header, card = metric_card(name)
     description = description or header.get("description", "")
     with gr.Blocks(title=f"capeval: {shown.label}") as demo:
@@ -252,13 +253,14 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
             inputs = list(image_widgets(gr)) if scorer.needs_images else []
             with gr.Column():
                 inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
-                if scorer.needs_references:
-                    inputs.append(gr.Textbox(label="References (one per line)", lines=5))
+                if takes_references:
+                    label = "References (one per line)" + ("" if scorer.needs_references else ", optional")
+                    inputs.append(gr.Textbox(label=label, lines=5))
                 button = gr.Button("Score", variant="primary")
         table = gr.Dataframe(label="Scores (one row per candidate)", interactive=False)
         chart = gr.BarPlot(x="candidate", y="score", label="Score per candidate", visible=False)
         details = gr.Dataframe(label="Details", interactive=False, visible=False)
-        examples = [image_example(scorer.needs_references)] if scorer.needs_images else text_examples(scorer.needs_references)
+        examples = [image_example(takes_references)] if scorer.needs_images else text_examples(takes_references)
         gr.Examples(examples, inputs=inputs)
         with gr.Accordion("Metric card", open=False):
             gr.Markdown(card)
@@ -268,7 +270,7 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
             texts = values[2:] if scorer.needs_images else values
             candidates = parse_lines(texts[0])
             try:
-                scores = score_captions(scorer, candidates, parse_lines(texts[1]) if scorer.needs_references else [], image, features)
+                scores = score_captions(scorer, candidates, parse_lines(texts[1]) if takes_references else [], image, features)
             except ValueError as error:
                 raise _error(gr, error) from error
             import pandas as pd

@@ -116,6 +116,8 @@ class CaptionScorer(abc.ABC):
     #: Whether ``score`` needs references, and whether it needs images or region features.
     needs_references: bool = True
     needs_images: bool = False
+    #: For a scorer that needs no references: whether it uses them when a call gives some (RefCLIP-S beside CLIP-S).
+    references_optional: ClassVar[bool] = False
     #: Whether a prediction's references may all be blank strings.
     blank_references_allowed: ClassVar[bool] = True
     #: Whether one caption's score depends on the other captions of the call (IDF from the corpus).
