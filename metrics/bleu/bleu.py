@@ -31,6 +31,7 @@ Args:
 Constructor options (``evaluate.load(path, ...)``):
     order (int): which BLEU-n fills ``scores`` and ``bleu``, 1-4 (default 4).
     tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
+    smoothing (str): "coco" (the toolkit's epsilons, default) or "none" (a zero n-gram precision gives 0, as NLTK).
 
 Returns:
     bleu (float): corpus BLEU-n (n = order), the toolkit's "Bleu_n".

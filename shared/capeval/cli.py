@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .benchmarks import cli as benchmark_cli
 
     benchmark_cli.register(commands)
+    from .benchmarks import reproduce
+
+    reproduce.register(commands)
     return parser
 
 

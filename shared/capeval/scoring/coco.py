@@ -18,7 +18,7 @@ from ..text.idf import DocumentFrequencies
 from ..text.ptb import check_tokenizer, tokenize_corpus
 from ..text.reference_corpus import check_idf_source, reference_sets
 from .meteor_jar import MeteorProcess
-from .ngram import bleu_from_statistics, bleu_statistics, cider_d, cider_document_frequencies, rouge_l
+from .ngram import bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 
@@ -37,21 +37,36 @@ class CocoScorer(CaptionScorer):
         return {"tokenizer": self.tokenizer}
 
 
+#: Per-caption BLEU: the COCO toolkit's epsilons, or none (NLTK's unsmoothed sentence BLEU).
+BLEU_SMOOTHING = ("coco", "none")
+
+
 class BleuScorer(CocoScorer):
-    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``)."""
+    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``).
+
+    ``smoothing="coco"`` (default) adds the toolkit's epsilons to every precision; ``"none"`` scores a caption
+    0 when one of its n-gram precisions is 0 (NLTK's unsmoothed ``sentence_bleu``, which BERT-TBR's baseline
+    BLEU-4 needs). The corpus values always come from summed counts.
+    """
 
     name = primary = "bleu"
     corpus_is_mean = False
 
-    def __init__(self, order: int = 4, *, tokenizer: str = "ptb"):
+    def __init__(self, order: int = 4, *, tokenizer: str = "ptb", smoothing: str = "coco"):
         if isinstance(order, bool) or order not in (1, 2, 3, 4):
             raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
+        if smoothing not in BLEU_SMOOTHING:
+            raise ValueError(f"smoothing must be one of {BLEU_SMOOTHING}, got {smoothing!r}")
         self.order = order
+        self.smoothing = smoothing
         super().__init__(tokenizer=tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         statistics = bleu_statistics(*self.tokenized(predictions, references), n=4)
-        per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+        if self.smoothing == "none":
+            per_caption = [bleu_unsmoothed(row, self.order) for row in statistics]
+        else:
+            per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
         return Scores({"bleu": per_caption}, corpus=self.corpus_from_statistics(statistics), statistics=statistics)
 
     def corpus_from_statistics(self, statistics) -> dict[str, float]:
@@ -59,7 +74,9 @@ class BleuScorer(CocoScorer):
         return {"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}}
 
     def options(self) -> dict:
-        return {"order": self.order, **super().options()}
+        # The default is left out so that existing hashcodes stay as they were.
+        smoothing = {} if self.smoothing == "coco" else {"smoothing": self.smoothing}
+        return {"order": self.order, **smoothing, **super().options()}
 
 
 class RougeScorer(CocoScorer):
