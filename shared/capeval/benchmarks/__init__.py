@@ -14,10 +14,11 @@ from capeval.benchmarks.harness import write_outputs
 from capeval.benchmarks.hub import attach_images
 from capeval.benchmarks.hub import hub_dir
 from capeval.benchmarks.hub import load_benchmark
+from capeval.benchmarks.references import attach_references
 from capeval.benchmarks.rowsets import BENCHMARKS
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import prepare
 from capeval.benchmarks.stats import kendall
 
-__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkResult", "attach_images", "hub_dir", "kendall", "load_benchmark",
+__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkResult", "attach_images", "attach_references", "hub_dir", "kendall", "load_benchmark",
            "markdown_table", "prepare", "run_benchmark", "run_benchmarks", "write_outputs"]

@@ -168,14 +168,21 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
     return results
 
 
-def reproduce(paper: str = "all", *, weights=None, composite=None, use_cache: bool = True) -> list[CellResult]:
-    """Every cell of ``paper``'s tables (or all papers') re-run under its table's protocol.
+def reproduce(paper: str = "all", *, rows: list[str] | None = None, weights=None, composite=None,
+              use_cache: bool = True) -> list[CellResult]:
+    """Every cell of ``paper``'s tables (or all papers') re-run under its table's protocol; ``rows``: only
+    the rows of these names (as printed, e.g. ``"BLEU-4"``).
 
-    >>> cells = reproduce("pacs")
-    >>> [(c.row, c.column, c.status) for c in cells][:2]
-    [('BLEU-1', 'F8k-Expert τ-b', 'reproduced'), ('BLEU-1', 'F8k-Expert τ-c', 'reproduced')]
+    >>> cell = reproduce("clipscore")[0]
+    >>> cell.row, cell.column, cell.published, cell.status
+    ('CLIP-S', 'Flickr8k-Expert τ-c', 0.512, "needs CLIP ViT-B/32 and the benchmark's images or region features (no CLIPScore metric in capeval)")
     """
     cells = published_cells(paper)
+    if rows:
+        unknown = sorted(set(rows) - {c.row for c in cells})
+        if unknown:
+            raise ValueError(f"no row {unknown} in {paper}'s tables; rows: {sorted({c.row for c in cells})}")
+        cells = [c for c in cells if c.row in rows]
     results = []
     for key in dict.fromkeys((c.paper, c.table) for c in cells):
         of_table = [c for c in cells if (c.paper, c.table) == key]
@@ -226,6 +233,7 @@ def summary(results: list[CellResult]) -> dict[str, dict[str, int]]:
 
 def add_arguments(parser) -> None:
     parser.add_argument("paper", choices=[*PAPERS, "all"], help="whose tables to re-run")
+    parser.add_argument("--row", action="append", metavar="NAME", help="only this row (as printed, e.g. BLEU-4); repeatable")
     parser.add_argument("--output", help="write one JSON object per cell to this file")
     parser.add_argument("--weights", help="folder of real checkpoints (<dir>/bert-base-uncased, <dir>/roberta-large, ...) "
                                           "for the model rows")
@@ -236,12 +244,18 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    composite = None
-    if args.composite_references:
-        from capeval.benchmarks.references import composite_with_references
+    from capeval.benchmarks.cli import UsageError
 
-        composite = composite_with_references(args.composite_references)
-    results = reproduce(args.paper, weights=args.weights, composite=composite, use_cache=not args.no_cache)
+    try:
+        composite = None
+        if args.composite_references:
+            from capeval.benchmarks.references import composite_with_references
+
+            composite = composite_with_references(args.composite_references)
+        results = reproduce(args.paper, rows=args.row, weights=args.weights, composite=composite,
+                            use_cache=not args.no_cache)
+    except (ValueError, FileNotFoundError) as error:  # a bad row name or caption file: one line, exit code 2
+        raise UsageError(str(error)) from None
     print(report(results))
     print()
     for paper, counts in summary(results).items():
