@@ -185,6 +185,7 @@ COMMANDS = {
     "score": ("capeval.cli", "score captions with every metric that runs offline, or the ones named"),
     "benchmark": ("capeval.benchmarks.cli", "correlate a metric with human judgments on the benchmarks"),
     "smurf-report": ("capeval.reports.smurf", "SMURF system-level report (the paper's Figure 1) as a PNG"),
+    "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables"),
 }
 
 

@@ -65,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"--protocol {unknown}: no chosen benchmark takes it; they take "
                          + "; ".join(f"{name}: {names or 'none'}" for name, names in accepted.items()))
+    composite = None
+    if args.composite_references and "composite" in datasets:
+        from capeval.benchmarks.references import composite_with_references
+
+        composite = composite_with_references(args.composite_references)
     results = []
     for spec in args.metric:
         name, own = split_spec(spec)
@@ -77,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
             # Protocol options apply to the benchmarks that take them.
             chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}
             try:
-                results += run_benchmarks(scoring, [dataset], images_dir=args.images, features_dir=args.features,
+                source = composite if dataset == "composite" else None
+                results += run_benchmarks(scoring, [dataset], source=source, images_dir=args.images, features_dir=args.features,
                                           num_samples=args.samples, seed=args.seed, ties=args.ties, verbose=False, **chosen)
             except FileNotFoundError as error:  # images or features missing for some of the benchmark's images
                 raise UsageError(str(error)) from None
@@ -109,6 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--images", help="folder with the benchmarks' images, for metrics that need them")
     parser.add_argument("--features", help="folder with each image's region features (<image stem>.npz), for image metrics")
+    parser.add_argument("--composite-references", metavar="DIR",
+                        help="folder with captions_val2014.json and/or the Flickr30k captions (results_20130124.token): "
+                             "Composite's COCO and Flickr30k rows get references (else only its Flickr8k rows are scored)")
     parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
     parser.add_argument("--output", help="write results.md/.csv/.json and scatter plots into this folder")
     parser.add_argument("--out", action=RenamedFlag, use="--output")

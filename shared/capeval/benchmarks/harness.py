@@ -161,8 +161,9 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
     correlations = []
     for rows in bench.correlations:
         keep = new_index[rows.item] >= 0
+        unscored = f" ({'; '.join(bench.notes)})" if bench.notes else ""
         correlations.append(CorrelationRows(rows.name, rows.protocol + f"; restricted to the {keep.sum():,} rows "
-                                            "with references", new_index[rows.item[keep]], rows.human[keep]))
+                                            f"with references{unscored}", new_index[rows.item[keep]], rows.human[keep]))
     return Benchmark(bench.name, bench.title, items, correlations, bench.pairs, bench.notes)
 
 

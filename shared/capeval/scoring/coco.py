@@ -20,7 +20,7 @@ from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
 from ..text.reference_corpus import IDF_SOURCES, reference_sets
 from .meteor_jar import MeteorProcess
-from .ngram import bleu_from_statistics, bleu_statistics, cider_d, cider_document_frequencies, rouge_l
+from .ngram import bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 #: The ``tokenizer`` option every toolkit metric takes.
@@ -43,8 +43,17 @@ class CocoScorer(CaptionScorer):
         return {"tokenizer": self.tokenizer}
 
 
+#: Per-caption BLEU: the COCO toolkit's epsilons, or none (NLTK's unsmoothed sentence BLEU).
+BLEU_SMOOTHING = ("coco", "none")
+
+
 class BleuScorer(CocoScorer):
-    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``)."""
+    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``).
+
+    ``smoothing="coco"`` (default) adds the toolkit's epsilons to every precision; ``"none"`` scores a caption
+    0 when one of its n-gram precisions is 0 (NLTK's unsmoothed ``sentence_bleu``, which BERT-TBR's baseline
+    BLEU-4 needs). The corpus values always come from summed counts.
+    """
 
     metric, title = "bleu", "BLEU"
     name = primary = "bleu"
@@ -52,13 +61,19 @@ class BleuScorer(CocoScorer):
     offline_runs = (OfflineRun("BLEU-4"),)
 
     def __init__(self, order: Annotated[int, Opt("which BLEU-n fills `scores` and the corpus value `bleu`", choices=(1, 2, 3, 4))] = 4,
-                 *, tokenizer: Tokenizer = "ptb"):
+                 *, tokenizer: Tokenizer = "ptb",
+                 smoothing: Annotated[str, Opt("per-caption BLEU: `coco` (the toolkit's tiny epsilons) or `none` (a zero n-gram "
+                                               "precision gives 0, as NLTK's sentence BLEU)", choices=BLEU_SMOOTHING)] = "coco"):
         self.order = order
+        self.smoothing = smoothing
         super().__init__(tokenizer=tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         statistics = bleu_statistics(*self.tokenized(predictions, references), n=4)
-        per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+        if self.smoothing == "none":
+            per_caption = [bleu_unsmoothed(row, self.order) for row in statistics]
+        else:
+            per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
         return Scores({"bleu": per_caption}, corpus=self.corpus_from_sufficient_statistics(statistics), sufficient_statistics=statistics)
 
     def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
@@ -66,7 +81,9 @@ class BleuScorer(CocoScorer):
         return {"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}}
 
     def options(self) -> dict:
-        return {"order": self.order, **super().options()}
+        # The default is left out so that existing hashcodes stay as they were.
+        smoothing = {} if self.smoothing == "coco" else {"smoothing": self.smoothing}
+        return {"order": self.order, **smoothing, **super().options()}
 
 
 class RougeScorer(CocoScorer):
