@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from .atomic import partial_file
 from .models import ModelUnavailableError
-from .progress import progress_enabled
+from .progress import SHOW_AFTER_SECONDS, progress_enabled
 from .settings import cache_dir, offline
 
 
@@ -48,7 +48,7 @@ def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None,
     >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
     b'xxxxx'
     """
-    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
+    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=SHOW_AFTER_SECONDS,
                disable=not progress_enabled())
     with bar:
         for block in iter(lambda: source.read(chunk), b""):

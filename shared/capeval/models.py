@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
+from .progress import transformers_bars
 from .settings import offline
 
 if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
@@ -70,13 +71,15 @@ def _unavailable_message(name_or_path: str, what: str) -> str:
 def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kwargs: Any) -> Any:
     """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`.
 
-    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
+    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...). Its bars
+    ("Loading weights") show only when capeval's progress bars do (``CAPEVAL_PROGRESS``).
     """
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)
     try:
-        return loader.from_pretrained(name_or_path, **kwargs)
+        with transformers_bars():
+            return loader.from_pretrained(name_or_path, **kwargs)
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(_unavailable_message(str(name_or_path), what)) from error
 

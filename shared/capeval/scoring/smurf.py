@@ -219,7 +219,7 @@ def information_flows(
     flows = [0.0] * len(id_lists)
     batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
     # One batch at a time: each sentence's attentions are reduced to its flow before the next batch runs.
-    for indices in progress(batches, desc=f"attention flow of {encoder.name_or_path}", show=show_progress):
+    for indices in progress(batches, desc=f"attention flow of {model_id(encoder.name_or_path)}", show=show_progress):
         ids = [id_lists[i] for i in indices]
         masks = [[int(t != pad) for t in seq] for seq in ids]
         encoded = encoder.forward_ids(ids, attention_masks=masks, batch_size=batch_size, return_hidden=False, show_progress=False)

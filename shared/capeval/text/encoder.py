@@ -23,7 +23,7 @@ import torch
 
 from ..backbones.common import length_batches
 from ..inputs import int_option
-from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
+from ..models import cached, load_hf_model, load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
@@ -218,7 +218,7 @@ class TextEncoder:
         results: list[EncodedSequence | None] = [None] * len(id_lists)
         batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
         with torch.inference_mode():
-            for batch in progress(batches, desc=f"encoding with {self.name_or_path}", show=show_progress):
+            for batch in progress(batches, desc=f"encoding with {model_id(self.name_or_path)}", show=show_progress):
                 width = len(id_lists[batch[0]])
                 ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
