@@ -15,7 +15,7 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from tqdm.auto import tqdm
 
@@ -39,7 +39,7 @@ def cached_path_for(url: str) -> Path:
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
-def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20,
+def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | None, desc: str, chunk: int = 1 << 20,
                        digest: Any = None) -> None:
     """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled),
     feeding ``digest`` (a ``hashlib`` object) on the way.

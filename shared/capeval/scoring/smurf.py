@@ -227,7 +227,7 @@ def information_flows(
         for position, seq in enumerate(encoded):
             by_length.setdefault(len(seq.ids), []).append(position)
         for positions in by_length.values():
-            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))
+            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))  # type: ignore[misc]  # asked for attentions
             for p, value in zip(positions, values.tolist()):
                 flows[indices[p]] = value
     return flows
@@ -403,7 +403,7 @@ class SmurfScorer(CaptionScorer):
         return Scores(out)
 
     def options(self) -> dict:
-        parts = {"components": "+".join(self.components)}
+        parts: dict[str, str | bool] = {"components": "+".join(self.components)}
         if "spurts" in self.components:
             parts["spurts"] = model_id(self.spurts_model)
         if "mima" in self.components:

@@ -17,7 +17,7 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -85,7 +85,7 @@ class EncodingCache:
 
 def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
     for path in _LAYER_PATHS:
-        node = model
+        node: Any = model
         for name in path:
             node = getattr(node, name, None)
         if isinstance(node, torch.nn.ModuleList):
@@ -256,7 +256,7 @@ class TextEncoder:
         for sentence, seq in zip(new, encoded):
             by_sentence[sentence] = seq
             self.cache.put(sentence, seq)
-        return [by_sentence[s] for s in sentences]
+        return [by_sentence[s] for s in sentences]  # type: ignore[misc]  # every sentence is encoded by now
 
     def idf_weights(self, sentences: Sequence[str]) -> IdfWeights:
         """IDF of every token id over ``sentences`` as documents (each tokenized with special tokens)."""
