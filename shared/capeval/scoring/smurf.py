@@ -306,7 +306,8 @@ class SmurfScorer(CaptionScorer):
         fusion: ``"code"`` (default) or ``"paper"``.
         preprocess: apply SMURF's preprocessing (:func:`capeval.text.tokenize.smurf_preprocess`) to
             candidates and references first (default True, as the released example does).
-        spurts_model / mima_model: hub ids or local folders of the attention models (loaded on first use).
+        spurts_model: hub id or local folder of SPURTS' attention model (loaded on first use).
+        mima_model: hub id or local folder of MIMA's attention model (loaded on first use).
         device: ``None`` = CUDA when available.
 
     Example (all-MiniLM-L6-v2 standing in for both attention models):
