@@ -1,4 +1,5 @@
-"""CAPEVAL_PROGRESS=0 hides every bar, transformers' "Loading weights" included; bars name models as hashcodes do."""
+"""CAPEVAL_PROGRESS=0 hides every bar, transformers' "Loading weights" and datasets' included; bars name models
+as hashcodes do."""
 
 import capeval
 import capeval.progress
@@ -33,13 +34,27 @@ def test_progress_on_shows_loading_and_scoring_bars_named_by_model_id(tiny_bert_
     assert tiny_bert_path not in err
 
 
-def test_transformers_bars_come_back_after_a_quiet_load(tiny_bert_path, monkeypatch):
+def test_datasets_bars_follow_the_setting(capfd, monkeypatch, tmp_path):
+    import datasets
+
+    from capeval.benchmarks import load_benchmark
+
+    for setting, shown in (("0", False), ("1", True)):
+        monkeypatch.setenv("CAPEVAL_PROGRESS", setting)
+        monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / setting))  # the split is generated anew
+        capfd.readouterr()
+        assert load_benchmark("pascal50s").num_rows == 4000
+        assert ("Generating test split" in capfd.readouterr().err) is shown
+
+
+def test_library_bars_come_back_after_nested_quiet_blocks(monkeypatch):
+    import datasets
     from transformers.utils import logging
 
     monkeypatch.setenv("CAPEVAL_PROGRESS", "0")
-    assert logging.is_progress_bar_enabled()
-    with capeval.progress.transformers_bars():
-        with capeval.progress.transformers_bars():
-            assert not logging.is_progress_bar_enabled()
+    assert logging.is_progress_bar_enabled() and datasets.is_progress_bar_enabled()
+    with capeval.progress.library_bars():
+        with capeval.progress.library_bars():
+            assert not logging.is_progress_bar_enabled() and not datasets.is_progress_bar_enabled()
         assert not logging.is_progress_bar_enabled()
-    assert logging.is_progress_bar_enabled()
+    assert logging.is_progress_bar_enabled() and datasets.is_progress_bar_enabled()

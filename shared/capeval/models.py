@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-from .progress import transformers_bars
+from .progress import library_bars
 from .settings import offline
 
 if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
@@ -78,7 +78,7 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)
     try:
-        with transformers_bars():
+        with library_bars():
             return loader.from_pretrained(name_or_path, **kwargs)
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(_unavailable_message(str(name_or_path), what)) from error

@@ -43,7 +43,10 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
     """
     import datasets
 
-    return datasets.load_dataset(benchmark_source(name, source), split="test")
+    from capeval.progress import library_bars
+
+    with library_bars():
+        return datasets.load_dataset(benchmark_source(name, source), split="test")
 
 
 def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:
