@@ -1,5 +1,5 @@
 """The README's promises hold: its first Python example runs offline and prints the values its comments show, and
-the extras it names are the ones setup.cfg declares."""
+the extras it (and the docs' install table) names are the ones setup.cfg declares."""
 
 import configparser
 import os
@@ -37,4 +37,6 @@ def test_extras_named_in_the_readme_are_declared(repo_root):
     named = {extra for group in re.findall(r"capeval\[([a-z,]+)\]|\.\[([a-z,]+)\]", readme) for extra in ",".join(group).split(",") if extra}
     assert named and named <= declared
     assert {"qace", "trainer", "lightning", "docs"} <= declared
+    getting_started = (repo_root / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"^\| `([a-z]+)` \|", getting_started, re.MULTILINE)) == declared
     assert config["options.extras_require"]["trainer"].split() == ["accelerate>=1.0"]
