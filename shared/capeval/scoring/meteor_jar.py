@@ -114,8 +114,9 @@ class MeteorProcess:
             process.kill()
             process.wait()
             for stream in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError, AttributeError):  # unsent input to a dead JVM; no pipe
-                    stream.close()  # type: ignore[union-attr]
+                with contextlib.suppress(OSError):  # unsent input to a dead JVM
+                    if stream is not None:
+                        stream.close()
 
     def _ask(self, process: subprocess.Popen, line: str, answers: int, *, patience: float) -> list[str]:
         """Send one line, return ``answers`` lines, each within ``patience`` seconds."""
