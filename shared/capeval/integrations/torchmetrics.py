@@ -25,6 +25,7 @@ the way each metric needs:
 
 from __future__ import annotations
 
+import functools
 import pickle
 from typing import Any, Sequence
 
@@ -32,8 +33,9 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities.data import dim_zero_cat
 
+from ..declaration import MERGE_MEAN
 from ..inputs import check_inputs
-from ..registry import METRICS, build_scorer
+from ..registry import build_scorer, entry
 from ..scoring.protocol import CaptionScorer
 
 ALL_COLUMNS = "all"
@@ -46,7 +48,7 @@ def scorer_of(metric: str, options: dict[str, Any]) -> CaptionScorer:
 
 def kept_whole(scorer: CaptionScorer) -> bool:
     """Whether the scorer must see the whole corpus at once (its inputs are gathered, not its scores)."""
-    return scorer.corpus_dependent or not scorer.corpus_is_mean
+    return scorer.corpus_dependent or scorer.merge != MERGE_MEAN
 
 
 class CaptionScoreMetric(Metric):
@@ -136,25 +138,23 @@ class CaptionScoreMetric(Metric):
         return self.scorer.score(**inputs, show_progress=self.show_progress).corpus
 
 
+@functools.cache
 def metric_class(name: str) -> type[CaptionScoreMetric]:
-    """A ``CaptionScoreMetric`` subclass fixed to registry metric ``name`` (its options are the constructor's).
+    """The ``CaptionScoreMetric`` subclass of registry metric ``name`` (its options are the constructor's), one per
+    metric: ``metric_class("cider")(idf="flickr8k")``.
 
     >>> Cider = metric_class("cider")
     >>> Cider.__name__, Cider(idf="flickr8k").metric
     ('CiderMetric', 'cider')
     """
-    if name not in METRICS:
-        raise KeyError(f"no capeval metric named {name!r}; choose from {sorted(METRICS)}")
+    metric_entry = entry(name)  # a KeyError listing the known names
 
     def __init__(self, **options: Any) -> None:
         CaptionScoreMetric.__init__(self, name, **options)
 
     class_name = "".join(part.capitalize() for part in name.split("_")) + "Metric"
-    scorer_class: type[CaptionScorer] = METRICS[name].scorer_class()
+    scorer_class: type[CaptionScorer] = metric_entry.scorer_class()
     attributes = {"__init__": __init__, "higher_is_better": scorer_class.higher_is_better,
-                  "__doc__": f"{METRICS[name].title} as a torchmetrics Metric (see :class:`CaptionScoreMetric`)."}
+                  "__doc__": f"{metric_entry.title} as a torchmetrics Metric (see :class:`CaptionScoreMetric`)."}
     return type(class_name, (CaptionScoreMetric,), attributes)
 
-
-#: One torchmetrics Metric class per registry metric (``METRIC_CLASSES["cider"](idf="flickr8k")``).
-METRIC_CLASSES: dict[str, type[CaptionScoreMetric]] = {name: metric_class(name) for name in METRICS}

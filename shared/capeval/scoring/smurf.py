@@ -346,7 +346,7 @@ class SmurfScorer(CaptionScorer):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
         self.components = tuple(c for c in COMPONENTS if c in components)
         # Without all three there is no SMURF: the first component computed is the configuration's score.
-        self.name = self.primary = "smurf" if self.fused else self.components[0]
+        self.name = self.primary = "smurf" if self.fused else self.components[0]  # type: ignore[misc]  # per configuration
         self.needs_references = "sparcs" in self.components
         self.preprocess = bool_option("preprocess", preprocess)
         self.spurts_model = path_option("spurts_model", spurts_model)
