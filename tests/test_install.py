@@ -48,6 +48,7 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
             assert f"capeval/resources/{resource.name}" in names, resource.name
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
+    assert "capeval/py.typed" in names  # type checkers read capeval's annotations (PEP 561)
     for resource in ("bert_tbr_stop_words.txt", "sample_captions.json", "flickr8k_references.json.gz", "sample_image.jpg",
                      "sample_image_butd.npz", "smurf_golden.parquet"):
         assert f"capeval/resources/{resource}" in names

@@ -64,7 +64,8 @@ def partial_file(target: str | os.PathLike, *, mode: str = "wb", overwrite: bool
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     try:
-        with os.fdopen(handle, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as out:
+        text = "b" not in mode
+        with os.fdopen(handle, mode, encoding="utf-8" if text else None, newline="" if text else None) as out:
             yield out
         os.replace(partial, target)
     finally:

@@ -303,7 +303,7 @@ def summarize(scored, metric: str | CaptionScorer, *, by: str | None = None, **o
         blocks = list(totals.iter_batches(batch_format="pyarrow", batch_size=None))
     else:
         blocks = [block_totals(table, columns=columns, by=by, add_up=scorer.merge == MERGE_SUM) for table in scored]
-    groups: dict[Any, dict[str, float]] = {}
+    groups: dict[Any, dict[str, Any]] = {}
     for row in (row for block in blocks for row in block.to_pylist()):
         group = groups.setdefault(row.pop(by) if by else None, {**dict.fromkeys(row, 0), STATISTICS_COLUMN: None})
         for key, value in row.items():

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
+from .progress import library_bars
 from .settings import offline
 
 if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
@@ -93,14 +94,16 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
     """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`
     (a local folder whose ``config.json`` is not JSON says so: :func:`local_config`).
 
-    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
+    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...). Its bars
+    ("Loading weights") show only when capeval's progress bars do (``CAPEVAL_PROGRESS``).
     """
     local_config(name_or_path)
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)
     try:
-        return loader.from_pretrained(name_or_path, **kwargs)
+        with library_bars():
+            return loader.from_pretrained(name_or_path, **kwargs)
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(_unavailable_message(str(name_or_path), what)) from error
 

@@ -124,7 +124,7 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
         shown = gr.Dataframe(value=table, interactive=False, label="Results")
-        filters = [chosen_benchmarks, chosen_statistics, metric_text]
+        filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
         gr.on([control.change for control in filters], lambda b, s, m: filtered(table, b, s, m), inputs=filters,
               outputs=shown, api_name="filter")
         gr.Markdown(skipped_note(results))

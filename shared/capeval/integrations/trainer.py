@@ -132,5 +132,5 @@ def compute_metrics_fn(metrics: Sequence[MetricSpec], tokenizer: Any, *, referen
         labels = None if references is not None else [[text] for text in decode(eval_pred.label_ids, tokenizer)]
         return evaluator.evaluate_texts(predictions, references=labels)
 
-    compute_metrics.evaluator = evaluator
+    compute_metrics.evaluator = evaluator  # type: ignore[attr-defined]
     return compute_metrics

@@ -332,7 +332,7 @@ class BertTbrScorer(CaptionScorer):
     def caption(self, sequence: EncodedSequence) -> EncodedCaption:
         """An encoder output as an :class:`EncodedCaption` (normalised rows, word-piece strings)."""
         pieces = self.encoder.tokenizer.convert_ids_to_tokens(sequence.ids[1:-1])
-        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)
+        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)  # type: ignore[arg-type]  # has hidden states
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """One BERT-TBR score per candidate, in [0, 1]."""
@@ -349,7 +349,7 @@ class BertTbrScorer(CaptionScorer):
             frequencies = self.document_frequencies or idf_documents(predictions, references, lambda s: encoded[s].ids)
             idf = idf_from_counts(frequencies.counts, frequencies.documents)
         scores = [
-            bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
+            bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)  # type: ignore[arg-type]
             for candidate, refs in progress(list(zip(predictions, references)), desc="BERT-TBR", show=show_progress)
         ]
         return Scores({"bert_tbr": scores})

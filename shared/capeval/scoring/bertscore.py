@@ -52,10 +52,10 @@ def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
     >>> padding_floors([3, 5, 5, 2], 2).tolist()
     [0.0, -inf, -inf, 0.0]
     """
-    lengths = np.asarray(lengths)
-    floors = np.full(len(lengths), -np.inf)
-    for start in range(0, len(lengths), batch_size):
-        batch = lengths[start : start + batch_size]
+    sizes = np.asarray(lengths)
+    floors = np.full(len(sizes), -np.inf)
+    for start in range(0, len(sizes), batch_size):
+        batch = sizes[start : start + batch_size]
         floors[start : start + batch_size][batch < batch.max()] = 0.0
     return floors
 

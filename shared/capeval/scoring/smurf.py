@@ -220,7 +220,7 @@ def information_flows(
     flows = [0.0] * len(id_lists)
     batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
     # One batch at a time: each sentence's attentions are reduced to its flow before the next batch runs.
-    for indices in progress(batches, desc=f"attention flow of {encoder.name_or_path}", show=show_progress):
+    for indices in progress(batches, desc=f"attention flow of {model_id(encoder.name_or_path)}", show=show_progress):
         ids = [id_lists[i] for i in indices]
         masks = [[int(t != pad) for t in seq] for seq in ids]
         encoded = encoder.forward_ids(ids, attention_masks=masks, batch_size=batch_size, return_hidden=False, show_progress=False)
@@ -228,7 +228,7 @@ def information_flows(
         for position, seq in enumerate(encoded):
             by_length.setdefault(len(seq.ids), []).append(position)
         for positions in by_length.values():
-            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))
+            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))  # type: ignore[misc]  # asked for attentions
             for p, value in zip(positions, values.tolist()):
                 flows[indices[p]] = value
     return flows
@@ -307,7 +307,8 @@ class SmurfScorer(CaptionScorer):
         fusion: ``"code"`` (default) or ``"paper"``.
         preprocess: apply SMURF's preprocessing (:func:`capeval.text.tokenize.smurf_preprocess`) to
             candidates and references first (default True, as the released example does).
-        spurts_model / mima_model: hub ids or local folders of the attention models (loaded on first use).
+        spurts_model: hub id or local folder of SPURTS' attention model (loaded on first use).
+        mima_model: hub id or local folder of MIMA's attention model (loaded on first use).
         device: ``None`` = CUDA when available.
 
     Example (all-MiniLM-L6-v2 standing in for both attention models):
@@ -348,7 +349,7 @@ class SmurfScorer(CaptionScorer):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
         self.components = tuple(c for c in COMPONENTS if c in components)
         # Without all three there is no SMURF: the first component computed is the configuration's score.
-        self.name = self.primary = "smurf" if self.fused else self.components[0]
+        self.name = self.primary = "smurf" if self.fused else self.components[0]  # type: ignore[misc]  # per configuration
         self.needs_references = "sparcs" in self.components
         self.preprocess = bool_option("preprocess", preprocess)
         self.spurts_model = path_option("spurts_model", spurts_model)
@@ -406,7 +407,7 @@ class SmurfScorer(CaptionScorer):
         return Scores(out)
 
     def options(self) -> dict:
-        parts = {"components": "+".join(self.components)}
+        parts: dict[str, str | bool] = {"components": "+".join(self.components)}
         if "spurts" in self.components:
             parts["spurts"] = model_id(self.spurts_model)
         if "mima" in self.components:

@@ -150,7 +150,8 @@ def match_references(candidate: np.ndarray, candidate_rows: ScoredRows, referenc
     return average_over_references(p, r, f)
 
 
-def average_over_references(precision: Sequence[float], recall: Sequence[float], f1: Sequence[float]) -> tuple[float, float, float]:
+def average_over_references(precision: Sequence[float] | np.ndarray, recall: Sequence[float] | np.ndarray,
+                            f1: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     """The mean P, R and F over references; F is averaged, not recomputed from the mean P and R.
 
     >>> [round(v, 4) for v in average_over_references([0.9, 0.5], [0.7, 0.9], [0.7875, 0.6429])]
