@@ -87,10 +87,7 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         the scorer's declared options appended to the inputs description."""
         from .reports.cards import options_text
 
-        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}
-
-{options_text(self.scorer_class)}
-"
+        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}\n\n{options_text(self.scorer_class)}\n"
         metadata.setdefault("description", self.scorer_class.__doc__ or self.scorer_class.title)
         metadata.setdefault("citation", "")
         with_references = self.needs_references or self.scorer.references_optional
