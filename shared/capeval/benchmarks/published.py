@@ -16,6 +16,8 @@ rows (a row key naming the metric and variant, and the printed values; ``None`` 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import functools
 import json
 from dataclasses import dataclass
@@ -79,7 +81,7 @@ class RowMetric:
     toolkit: bool = False
     #: Checkpoint folder names under ``--weights`` and the spec built from their paths.
     checkpoints: tuple[str, ...] = ()
-    with_weights: object = None
+    with_weights: Callable[..., tuple[str, dict, str]] | None = None
     needs: str = ""
 
     def resolve(self, weights_dir=None) -> tuple[tuple[str, dict, str] | None, str]:
@@ -88,7 +90,7 @@ class RowMetric:
 
         if self.spec is not None:
             return self.spec, ""
-        if self.checkpoints and weights_dir is not None:
+        if self.checkpoints and self.with_weights is not None and weights_dir is not None:
             paths = [Path(weights_dir) / name for name in self.checkpoints]
             if all(path.is_dir() for path in paths):
                 return self.with_weights(*map(str, paths)), ""

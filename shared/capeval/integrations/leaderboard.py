@@ -111,7 +111,7 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     benchmarks = list(dict.fromkeys(table["benchmark"]))
     statistics = list(dict.fromkeys(table["statistic"]))
     axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
-    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else (None, None)
+    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else ("", "")
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
     with gr.Blocks(title="capeval leaderboard") as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "

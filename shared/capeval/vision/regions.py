@@ -193,7 +193,7 @@ class RegionFeatures:
             fits = np.abs(summed) <= np.finfo(np.float16).max
             released = np.where(fits, summed, 0).astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)
             glob = np.where(fits, released, glob).astype(np.float16).astype(np.float32)
-        locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
+        locations = np.concatenate([np.array([[0, 0, 1, 1, 1]], dtype=np.float32), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
     def visual_t5_input(self) -> np.ndarray:
