@@ -26,7 +26,8 @@ def finite_rows(values: Any) -> list[bool]:
     if isinstance(values, torch.Tensor):
         return [bool(flag) for flag in torch.isfinite(values.reshape(len(values), -1)).all(dim=1).tolist()]
     if isinstance(values, np.ndarray):
-        return [bool(flag) for flag in np.asarray(np.isfinite(values.reshape(len(values), -1))).all(axis=1).tolist()]
+        flags: np.ndarray = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        return [bool(flag) for flag in flags]
     return [finite_rows(value[None] if isinstance(value, (torch.Tensor, np.ndarray)) else np.array([value], dtype=np.float64))[0]
             for value in values]
 
