@@ -26,8 +26,7 @@ def finite_rows(values: Any) -> list[bool]:
     if isinstance(values, torch.Tensor):
         return [bool(flag) for flag in torch.isfinite(values.reshape(len(values), -1)).all(dim=1).tolist()]
     if isinstance(values, np.ndarray):
-        flags: np.ndarray = np.isfinite(values.reshape(len(values), -1)).all(axis=1)
-        return [bool(flag) for flag in flags]
+        return [bool(np.isfinite(row).all()) for row in values.reshape(len(values), -1)]
     return [finite_rows(value[None] if isinstance(value, (torch.Tensor, np.ndarray)) else np.array([value], dtype=np.float64))[0]
             for value in values]
 
