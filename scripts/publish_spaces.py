@@ -10,7 +10,7 @@ with ``HfApi.create_repo(..., repo_type="space", space_sdk="gradio", exist_ok=Tr
 ``HfApi.upload_folder``. A metric Space's ``requirements.txt`` (and ``packages.txt``) is written here from its
 scorer's declared extras and Debian packages. Each ``requirements.txt`` names that wheel (``./capeval-<version>-py3-none-any.whl``
 with the extras it needs), so the Space installs exactly the code of the checkout. The leaderboard Space also
-gets the harness's stored results (``benchmarks/results/baselines``: ``results.json`` and any scatter plots).
+gets the harness's stored results (``results/baselines``: ``results.json`` and any scatter plots).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {p.name: p for root in (REPO / "metrics", REPO / "spaces") for p in sorted(root.iterdir())
            if (p / "app.py").is_file()}
 #: Files a Space shows that live elsewhere in the checkout, copied beside its app.py.
-EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "benchmarks" / "results" / "baselines").glob("results.json"))
-               + sorted((REPO / "benchmarks" / "results" / "baselines").glob("scatter_*.png"))}
+EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "results" / "baselines").glob("results.json"))
+               + sorted((REPO / "results" / "baselines").glob("scatter_*.png"))}
 
 
 def build_wheel(out_dir: Path) -> Path:

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-#: The stored baseline results of a checkout (``benchmarks/results/baselines``), found from the package.
-CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "baselines" / "results.json"
+#: The stored baseline results of a checkout (``results/baselines``), found from the package.
+CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "results" / "baselines" / "results.json"
 DIGITS = 3
 #: The table's columns, present even when no result is shown.
 COLUMNS = ["benchmark", "row set", "statistic", "metric", "value", "95% interval", "n", "protocol"]

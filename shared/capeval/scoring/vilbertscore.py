@@ -61,7 +61,7 @@ MAX_LEN = 37
 RETRIEVAL_COCO_TASK = 7
 MODES = ("code", "clean")
 #: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU, where throughput hardly
-#: depends on it (benchmarks/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
+#: depends on it (speed/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 64, 16
 
 

@@ -8,7 +8,7 @@ checks that the BLEU/ROUGE-L/CIDEr-D outputs are equal, and prints the times and
 (SPARCS has no pycocoevalcap peer; it is timed on its own and counted in capeval's total).
 Target: capeval's total under 60 s on 2 cores.
 
-Usage: python benchmarks/bench_text_metrics.py [--cores 2] [--limit N]
+Usage: python speed/bench_text_metrics.py [--cores 2] [--limit N]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ does not ship, so they score each caption against the bundled sample image's fea
 (their numbers mean nothing; the run checks that nothing warns). Prints the warnings by origin and exits 1 if any
 came from capeval's own code.
 
-Usage: python benchmarks/check_warnings.py [--limit N]
+Usage: python speed/check_warnings.py [--limit N]
 """
 
 from __future__ import annotations

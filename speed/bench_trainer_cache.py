@@ -12,7 +12,7 @@ distinct sentences, as in a COCO-size eval set):
 and prints the ratios. all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot
 be downloaded here.
 
-Usage: python benchmarks/bench_trainer_cache.py [--items N]
+Usage: python speed/bench_trainer_cache.py [--items N]
 """
 
 from __future__ import annotations

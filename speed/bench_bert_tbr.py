@@ -10,7 +10,7 @@ Prints captions/s for
 plus the ratios, and Kendall τ-b / τ-c of BERT-TBR and BERTScore F against the averaged expert scores.
 all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded here.
 
-Usage: python benchmarks/bench_bert_tbr.py [--limit N] [--loop-rows N]
+Usage: python speed/bench_bert_tbr.py [--limit N] [--loop-rows N]
 """
 
 from __future__ import annotations

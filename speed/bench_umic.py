@@ -14,7 +14,7 @@ one-caption-per-forward loop (the released scorer's behaviour at batch size 1), 
 difference between them, and peak resident memory. Peak memory is the process's high-water mark: the loop runs
 first, so the batched run's figure includes anything extra it needs.
 
-Usage: python benchmarks/bench_umic.py [--limit N] [--loop N] [--threads N] [--device cuda]
+Usage: python speed/bench_umic.py [--limit N] [--loop N] [--threads N] [--device cuda]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Without ``--address`` a local Ray instance starts with ``--num-cpus`` logical CP
 of 2 actors on a 2-core machine must leave a CPU for Ray Data's own tasks); with it, the run joins that
 cluster (``ray.init(address=...)``) and ``--workers`` can go as high as its resources allow.
 
-Usage: python benchmarks/bench_distributed.py [--runs CIDEr-D,BERT-TBR] [--copies N] [--workers 1,2]
+Usage: python speed/bench_distributed.py [--runs CIDEr-D,BERT-TBR] [--copies N] [--workers 1,2]
                                               [--address ray://head:10001 | --num-cpus 4]
 """
 

@@ -14,7 +14,7 @@ caption of QACE-Img is paired with the QACE sample's real 36-box BUTD features.
 Prints captions/s of both paths, their ratio and the largest score difference between them. On a shared or busy
 machine pass ``--threads 1``: with more threads than free cores, every parallel region waits for its slowest thread.
 
-Usage: python benchmarks/bench_qace.py [--limit N] [--loop N] [--batch-size N] [--threads N] [--qg-size base] [--qa-size base]
+Usage: python speed/bench_qace.py [--limit N] [--loop N] [--batch-size N] [--threads N] [--qg-size base] [--qa-size base]
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Two runs on the same inputs:
 
 Prints captions/s of each, their ratio, and the largest score difference between them.
 
-Usage: python benchmarks/bench_vilbertscore.py [--captions N] [--device cpu|cuda] [--config JSON] [--batch-size N]
+Usage: python speed/bench_vilbertscore.py [--captions N] [--device cpu|cuda] [--config JSON] [--batch-size N]
 """
 
 from __future__ import annotations

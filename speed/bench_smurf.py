@@ -11,7 +11,7 @@ Prints captions/s for
      numbers show the shape of the cost (a 6-layer, 12-head encoder), not the paper models' exact speed.
 The SPARCS values are checked against the golden ones on every run.
 
-Usage: python benchmarks/bench_smurf.py [--repeats N] [--peer-rows N] [--fluency-rows N] [--fluency-repeats N] [--device cpu]
+Usage: python speed/bench_smurf.py [--repeats N] [--peer-rows N] [--fluency-rows N] [--fluency-repeats N] [--device cpu]
 """
 
 from __future__ import annotations
