@@ -11,7 +11,8 @@ import pytest
 
 import capeval
 import tiny_models
-from capeval.cli import load_sample, main
+from capeval.cli import main
+from capeval.samples import sample_captions as load_sample
 from capeval.distributed import ERROR_COLUMN, default_gpus, default_workers, make_scorer, score_dataset, summarize
 from capeval.registry import offline_runs
 from capeval.scoring.coco import RougeScorer

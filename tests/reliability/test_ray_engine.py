@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from capeval import distributed
-from capeval.cli import load_sample
+from capeval.samples import sample_captions as load_sample
 from capeval.distributed import ERROR_COLUMN, make_scorer, merged_statistics, score_dataset, score_on_ray, summarize
 
 from .conftest import PYTHON
