@@ -6,7 +6,7 @@ do not reproduce. Mode ``"code"`` (:func:`released_token_ids`, :func:`released_p
 does:
 
 * text: ftfy's ``fix_text``, HTML entities unescaped twice, whitespace collapsed, lower-cased, then CLIP's BPE;
-  ``<|startoftext|>`` ids ``<|endoftext|>``, cut to 77 ids with the last one forced to ``<|endoftext|>``;
+  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to 77 with the last one forced to ``<|endoftext|>``;
 * images: opened as stored (no EXIF rotation), resized (bicubic, short side 224, long side truncated) and
   center-cropped (offset rounded half to even) **in the image's own mode**, only then converted to RGB (palette
   and 1-bit images are resized nearest-neighbour, RGBA premultiplied and its alpha then dropped), scaled to
