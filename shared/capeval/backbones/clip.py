@@ -6,7 +6,7 @@ do not reproduce. Mode ``"code"`` (:func:`released_token_ids`, :func:`released_p
 does:
 
 * text: ftfy's ``fix_text``, HTML entities unescaped twice, whitespace collapsed, lower-cased, then CLIP's BPE;
-  ``<|startoftext|>`` ids ``<|endoftext|>``, cut to 77 ids with the last one forced to ``<|endoftext|>``;
+  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to 77 with the last one forced to ``<|endoftext|>``;
 * images: opened as stored (no EXIF rotation), resized (bicubic, short side 224, long side truncated) and
   center-cropped (offset rounded half to even) **in the image's own mode**, only then converted to RGB (palette
   and 1-bit images are resized nearest-neighbour, RGBA premultiplied and its alpha then dropped), scaled to
@@ -331,9 +331,11 @@ SMALL_VOCABULARY = ("a", "photo", "depicts", "dog", "cat", "runs", "on", "the", 
 
 
 def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_VOCABULARY, hidden_size: int = 32,
-                     layers: int = 2, heads: int = 4, projection_dim: int = 16, patch_size: int = 32, seed: int = 0) -> str:
+                     vision_width: int | None = None, layers: int = 2, heads: int = 4, projection_dim: int = 16,
+                     patch_size: int = 32, seed: int = 0) -> str:
     """Save a randomly initialised CLIP with ViT-B/32's input layout (224 pixels, 77 ids) and a small BPE vocabulary
     (:func:`bpe_files`) to ``folder``, loadable like a hub checkpoint (model, tokenizer, image processor).
+    ``vision_width`` (default ``hidden_size``) is the image tower's width, its heads as wide as the text's.
 
     >>> import tempfile
     >>> from transformers import CLIPModel
@@ -352,10 +354,16 @@ def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_
     tokenizer = CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"), model_max_length=CONTEXT_LENGTH)
     tokenizer.save_pretrained(folder)
     start, end = vocab[START_OF_TEXT], vocab[END_OF_TEXT]
-    block = dict(hidden_size=hidden_size, intermediate_size=4 * hidden_size, num_hidden_layers=layers, num_attention_heads=heads)
-    config = CLIPConfig(text_config=dict(block, vocab_size=len(vocab), max_position_embeddings=CONTEXT_LENGTH,
+    vision_width = vision_width or hidden_size
+
+    def tower(width: int) -> dict:
+        return dict(hidden_size=width, intermediate_size=4 * width, num_hidden_layers=layers,
+                    num_attention_heads=heads * width // hidden_size)
+
+    config = CLIPConfig(text_config=dict(tower(hidden_size), vocab_size=len(vocab), max_position_embeddings=CONTEXT_LENGTH,
                                          bos_token_id=start, eos_token_id=end, pad_token_id=end),
-                        vision_config=dict(block, image_size=IMAGE_SIZE, patch_size=patch_size), projection_dim=projection_dim)
+                        vision_config=dict(tower(vision_width), image_size=IMAGE_SIZE, patch_size=patch_size),
+                        projection_dim=projection_dim)
     torch.manual_seed(seed)
     CLIPModel(config).save_pretrained(folder)
     CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
