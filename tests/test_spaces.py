@@ -29,11 +29,19 @@ def table_columns(table: dict) -> dict[str, list]:
     return {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
 
 
-def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[float]]:
-    """The module's per-caption values of the columns a Space shows, rounded as it rounds them."""
+def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[str]]:
+    """The module's values of the columns a Space shows, as it shows them: each candidate's, then the corpus row
+    (the corpus value of every column, and the corpus-only values such as BLEU-1..4, blank above it)."""
     result = metric.compute(predictions=predictions, references=references)
-    key = {metric.scorer.primary: "scores"}
-    return {column: [round(v, 4) for v in result[key.get(column, column)]] for column in shown if column != "candidate"}
+    scores = metric.scorer.score(predictions, references)
+    columns = {}
+    for column in shown:
+        if column == "candidate":
+            continue
+        per_caption = result["scores"] if column == metric.scorer.primary else result.get(column)
+        values = [f"{v:.4f}" for v in per_caption] if isinstance(per_caption, list) else [""] * len(predictions)
+        columns[column] = values + [f"{scores.corpus[column]:.4f}"]
+    return columns
 
 
 def space_options(name, minilm_path):
@@ -48,10 +56,11 @@ def test_metric_space_scores_like_compute(name, repo_root, serve, minilm_path):
     client = serve(app.demo)
     table, chart, details = client.predict("\n".join(CANDIDATES), "\n".join(REFERENCES), api_name="/score")
     columns = table_columns(table)
-    assert columns["candidate"] == CANDIDATES
+    assert columns["candidate"] == [*CANDIDATES, "corpus"]
     metric = capeval.load(name, **space_options(name, minilm_path))
     assert {k: v for k, v in columns.items() if k != "candidate"} == expected_columns(metric, list(columns), CANDIDATES, [REFERENCES] * 2)
-    assert all(len(str(v).split(".")[-1]) <= 4 for values in columns.values() for v in values if isinstance(v, float))
+    # Every output of the metric is a column: BLEU shows BLEU-1..4 (corpus values), SMURF's SPARCS its standardized form.
+    assert set(metric.scorer.columns()) | ({f"bleu_{n}" for n in range(1, 5)} if name == "bleu" else set()) <= set(columns)
     with pytest.raises(AppError, match="Type at least one candidate caption"):
         client.predict("  \n", "\n".join(REFERENCES), api_name="/score")
 

@@ -241,8 +241,8 @@ def idf_note(scorer, num_captions: int | None = None) -> str:
     >>> idf_note(CiderScorer(idf="flickr8k"))
     'IDF from the Flickr8k references shipped with capeval'
     """
-    idf = getattr(scorer, "idf", "corpus")
-    if idf != "corpus":
+    idf = getattr(scorer, "idf", "corpus")  # a shipped corpus's name, "corpus", or BERTScore's on/off
+    if isinstance(idf, str) and idf != "corpus":
         return f"IDF from the {idf.capitalize()} references shipped with capeval"
     if not scorer.corpus_dependent or num_captions is None:
         return ""
