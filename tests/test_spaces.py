@@ -7,7 +7,7 @@ import json
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import build_suite_space, metric_card, suite_metrics
+from capeval.integrations.gradio_app import candidate_labels, metric_panels, build_suite_space, metric_card, suite_metrics
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
@@ -88,11 +88,20 @@ def test_suite_space_side_by_side(serve):
                                                                api_name="/score")
     columns = table_columns(table)
     assert {"BERT-TBR", "BERT-TBR (unigram)", "SPARCS", "BLEU-4", "ROUGE-L", "CIDEr-D"} <= set(columns)
-    assert columns["BERT-TBR (unigram)"][0] == 0.3333
+    assert columns["BERT-TBR (unigram)"][0] == "0.3333"
     bleu = capeval.load("bleu").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
     cider = capeval.load("cider", idf="flickr8k").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
-    assert columns["BLEU-4"] == [round(v, 4) for v in bleu["scores"]]
-    assert columns["CIDEr-D"] == [round(v, 4) for v in cider["scores"]]
+    assert columns["BLEU-4"] == [f"{v:.4f}" for v in bleu["scores"]]
+    assert columns["CIDEr-D"] == [f"{v:.4f}" for v in cider["scores"]]
+    # Every output, then each metric's corpus values (BLEU-1..4 among them).
+    parts = table_columns(breakdown)
+    corpus = {(m, o): v for c, m, o, v in zip(parts["candidate"], parts["metric"], parts["output"], parts["value"]) if c == "corpus"}
+    assert [corpus[("BLEU-4", f"bleu_{n}")] for n in range(1, 5)] == [f"{bleu[f'bleu_{n}']:.4f}" for n in range(1, 5)]
+    # One panel per metric, the candidates side by side in each (never a sum of candidates).
+    figure = metric_panels(candidate_labels(CANDIDATES), {"BLEU-4": bleu["scores"], "CIDEr-D": cider["scores"]})
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    assert [axis.get_title() for axis in panels] == ["BLEU-4", "CIDEr-D"]
+    assert [[bar.get_height() for bar in axis.patches] for axis in panels] == [bleu["scores"], cider["scores"]]
     parts = table_columns(breakdown)
     assert {"metric", "output", "value"} <= set(parts) and "sparcs" in parts["output"]
     assert skipped == ""
