@@ -200,7 +200,7 @@ class ClipEncoder:
     projected features, batched; text features stay in a bounded cache (keyed by token ids) across calls."""
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None):
-        self.model = model
+        self.model: Any = model  # a CLIPModel: its text_projection and vision_model are called
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
@@ -250,7 +250,7 @@ class ClipEncoder:
     def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int) -> np.ndarray:
         """One projected feature row per image (in the model's dtype), each distinct image decoded and encoded once."""
         digests = [image_digest(item, name=f"images[{i}]") for i, item in enumerate(images)]
-        first = {}
+        first: dict[str, int] = {}
         for i, digest in enumerate(digests):
             first.setdefault(digest, i)
         distinct = list(first.values())

@@ -109,7 +109,7 @@ class PolosScorer(CaptionScorer):
                       lambda: load_polos(self.checkpoint, self.text_model, self.device))
 
     def options(self) -> dict[str, Any]:
-        options = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
+        options: dict[str, Any] = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
         if self.text_model is not None:
             options["text_model"] = model_id(self.text_model)
         if self.mode == "code":
@@ -132,7 +132,7 @@ class PolosScorer(CaptionScorer):
                 out = model.encoder(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True)
                 hidden = torch.stack(out.hidden_states, dim=1).double().cpu()  # B × K × L × H
                 weights = mask.double()[:, None, :, None]
-                if first is None:
+                if first is None or count is None or total is None or squares is None:
                     size = (len(texts), hidden.shape[1])
                     first = torch.zeros((*size, hidden.shape[3]), dtype=torch.float32)
                     total, squares = torch.zeros(size, dtype=torch.float64), torch.zeros(size, dtype=torch.float64)
@@ -142,13 +142,13 @@ class PolosScorer(CaptionScorer):
                 total[rows] = (hidden * weights).sum(dim=(2, 3))
                 squares[rows] = (hidden**2 * weights).sum(dim=(2, 3))
                 count[rows] = mask.sum(1).double() * hidden.shape[3]
-        return TextStatistics(first, count, total, squares)
+        return TextStatistics(first, count, total, squares)  # type: ignore[arg-type]  # texts is never empty
 
     def sentence_vectors(self, statistics: TextStatistics, rows: Sequence[int], group: Sequence[int]) -> torch.Tensor:
         """The head's RoBERTa vectors of ``rows`` (text indices), encoded in one batch with ``group``."""
         head = self.model.head
         if head.scalar_mix is None:
-            return statistics.first[torch.as_tensor(list(rows)), head.layer]
+            return statistics.first[torch.as_tensor(list(rows)), head.layer]  # type: ignore[index]  # an int without a scalar mix
         return head.scalar_mix.mix_first_tokens(*statistics.grouped(rows, group))
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
