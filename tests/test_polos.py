@@ -11,6 +11,8 @@ import torch
 from PIL import Image
 
 import capeval
+import capeval.backbones.polos
+import capeval.scoring.polos
 from capeval.backbones.polos import clip_pixels, save_random_clip, save_random_polos
 from capeval.models import ModelUnavailableError
 from capeval.samples import sample_image
@@ -153,8 +155,9 @@ def test_item_mode_is_predict_with_batch_size_one(polos_files):
     assert abs(ours[0] - ours[3]) > 1e-4  # one caption, other references: another score
 
 
-@pytest.mark.parametrize("batch_size", [3, 4])
-def test_code_mode_is_predict_with_its_batches(polos_files, batch_size):
+@pytest.mark.parametrize("batch_size, chunk", [(3, 256), (4, 256), (3, 1)])
+def test_code_mode_is_predict_with_its_batches(polos_files, monkeypatch, batch_size, chunk):
+    monkeypatch.setattr(capeval.scoring.polos, "CODE_CHUNK_ITEMS", chunk)  # 1: each predict() batch encoded apart
     scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu", mode="code",
                          predict_batch_size=batch_size)
     ours = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])["polos"]
@@ -217,14 +220,17 @@ def test_every_option_changes_the_scores(polos_files, tmp_path):
                                                                       clip_model=polos_files["clip_other"]), atol=1e-5, rtol=0)
 
 
-def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch):
-    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
-    seen = []
-    original = PolosScorer.text_statistics
-    monkeypatch.setattr(PolosScorer, "text_statistics", lambda self, texts, *a: seen.append(texts) or original(self, texts, *a))
+@pytest.mark.parametrize("mode", ["item", "code"])
+def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, mode):
+    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu", mode=mode)
+    encoded, embedded = [], []
+    original = PolosScorer.encoded_batches
+    monkeypatch.setattr(PolosScorer, "encoded_batches", lambda self, texts, *a: encoded.extend(texts) or original(self, texts, *a))
+    monkeypatch.setattr(capeval.backbones.polos.ClipFeatures, "image_embeddings",
+                        lambda self, images, batch_size: embedded.extend(images) or torch.zeros((len(images), 16)))
     scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])
-    (texts,) = seen
-    assert len(texts) == len(set(texts)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
+    assert len(encoded) == len(set(encoded)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
+    assert len(embedded) == 2  # four captions of two images
 
 
 def test_crop_offset_rounds_half_to_even():

@@ -242,7 +242,7 @@ def idf_note(scorer, num_captions: int | None = None) -> str:
     'IDF from the Flickr8k references shipped with capeval'
     """
     idf = getattr(scorer, "idf", "corpus")
-    if idf != "corpus":
+    if isinstance(idf, str) and idf != "corpus":  # a shipped corpus (BERTScore's idf is a switch)
         return f"IDF from the {idf.capitalize()} references shipped with capeval"
     if not scorer.corpus_dependent or num_captions is None:
         return ""

@@ -181,8 +181,9 @@ class ScalarMix(nn.Module):
         mean = total / count[:, None]
         variance = (squares / count[:, None] - mean**2).clamp_min(0.0)
         normed = (first.double() - mean[..., None]) / torch.sqrt(variance + 1e-12)[..., None]
-        weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0).double()
-        return (self.gamma.double() * torch.einsum("k,gkh->gh", weights, normed)).float()
+        # The statistics stay on the CPU (in float64) wherever the model runs.
+        weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0).double().to(first.device)
+        return (self.gamma.double().to(first.device) * torch.einsum("k,gkh->gh", weights, normed)).float()
 
 
 class PolosHead(nn.Module):

@@ -23,10 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
-from ..declaration import OfflineRun
+from ..declaration import OfflineRun, declared_options
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
+from ..scoring.protocol import CaptionScorer, Scores, main_column
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -82,9 +82,11 @@ class SpaceMetric:
 
 
 def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
-    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when it takes an ``idf`` option and none was given."""
+    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when it takes an IDF source (a text ``idf``
+    option; BERTScore's is a switch) and none was given."""
     options = dict(options)
-    if "idf" in scorer_options(entry(name).scorer_class()) and "idf" not in options and "idf_sentences" not in options:
+    takes_source = any(o.name == "idf" and o.type == "str" for o in declared_options(entry(name).scorer_class()))
+    if takes_source and "idf" not in options and "idf_sentences" not in options:
         options["idf"] = SPACE_IDF
     return build_scorer(name, options)
 
