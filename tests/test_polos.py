@@ -260,6 +260,18 @@ def test_bad_inputs_and_options_raise_clear_errors(polos_files, tmp_path):
     shutil.copy(polos_files["checkpoint"], lonely / "other.ckpt")
     with pytest.raises(ModelUnavailableError, match="holds 2 .ckpt files"):
         PolosScorer(str(lonely), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
+    import yaml
+
+    other_layer = tmp_path / "other_layer"
+    other_layer.mkdir()
+    shutil.copy(polos_files["checkpoint"], other_layer / "polos.ckpt")
+    hparams = yaml.safe_load((Path(polos_files["checkpoint"]).parent / "hparams.yaml").read_text())
+    (other_layer / "hparams.yaml").write_text(yaml.safe_dump({**hparams, "layer": 3}))
+    with pytest.raises(ModelUnavailableError, match="describes .*'layer': 3.*; capeval reproduces the released"):
+        PolosScorer(str(other_layer), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
+    (tmp_path / "broken.zip").write_bytes(b"not a zip")
+    with pytest.raises(ModelUnavailableError, match="is not a zip archive like the released reprod.zip"):
+        PolosScorer(str(tmp_path / "broken.zip"), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
     module = capeval.load("polos", checkpoint=polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
     with pytest.raises(ValueError, match="got 1 predictions but 2 images"):
         module.compute(predictions=["a cat"], references=[["a cat"]], images=polos_files["images"][:2])

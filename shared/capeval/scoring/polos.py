@@ -147,10 +147,8 @@ class PolosScorer(CaptionScorer):
     def sentence_vectors(self, statistics: TextStatistics, rows: Sequence[int], group: Sequence[int] | None = None) -> torch.Tensor:
         """The head's RoBERTa vectors of the texts ``rows``, each encoded alone (``group=None``) or all in one
         batch with ``group``."""
-        head, index = self.model.head, torch.as_tensor(list(rows))
-        if head.scalar_mix is None:
-            return statistics.first[index, head.layer]
-        return head.scalar_mix.mix_first_tokens(statistics.first[index], *statistics.sums(index, group))
+        index = torch.as_tensor(list(rows))
+        return self.model.head.scalar_mix.mix_first_tokens(statistics.first[index], *statistics.sums(index, group))
 
     def pair_vectors(self, predictions: list[str], references: list[list[str]], texts: list[str], batch_size: int,
                      show_progress: bool | None) -> tuple[list[tuple[int, str]], torch.Tensor, torch.Tensor]:
