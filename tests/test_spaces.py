@@ -47,10 +47,11 @@ def expected_columns(metric, shown: list[str], predictions, references) -> dict[
 def space_options(name, minilm_path):
     """What each Space runs offline: the registry's stand-in where the paper's model is absent, IDF from Flickr8k."""
     return {"bleu": {}, "rouge": {}, "cider": {"idf": "flickr8k"}, "smurf": {"components": ["sparcs"]},
-            "bert_tbr": {"model_name": minilm_path, "layer": 6, "beta": 0.4, "idf": "flickr8k"}}[name]
+            "bert_tbr": {"model_name": minilm_path, "layer": 6, "beta": 0.4, "idf": "flickr8k"},
+            "bertscore": {"model_name": minilm_path, "layer": 6}}[name]  # BERTScore's idf is a switch: left off
 
 
-@pytest.mark.parametrize("name", ["bleu", "rouge", "cider", "smurf", "bert_tbr"])
+@pytest.mark.parametrize("name", ["bleu", "rouge", "cider", "smurf", "bert_tbr", "bertscore"])
 def test_metric_space_scores_like_compute(name, repo_root, serve, minilm_path):
     app = load_app(repo_root / "metrics" / name)
     client = serve(app.demo)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
-from ..declaration import OfflineRun
+from ..declaration import OfflineRun, declared_options
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
 from ..scoring.protocol import CaptionScorer, Scores, scorer_options
