@@ -341,7 +341,7 @@ def save_random_clip(folder: str | os.PathLike, *, seed: int = 0, projection_dim
         vocab.setdefault(left + right, len(vocab))
     bos, eos = len(vocab), len(vocab) + 1
     vocab.update({"<|startoftext|>": bos, "<|endoftext|>": eos})
-    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)  # type: ignore[arg-type]  # pairs are accepted
     config = CLIPConfig(
         text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
                      "num_attention_heads": 4, "max_position_embeddings": 77, "bos_token_id": bos, "eos_token_id": eos,

@@ -205,7 +205,8 @@ def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]
     columns = min(count, 4)
     rows = -(-count // columns)
     figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
-    colours = plt.get_cmap("tab10").colors
+    palette = plt.get_cmap("tab10")
+    colours = [palette(i) for i in range(10)]
     for axis, (metric, values) in zip(axes.flat, by_metric.items()):
         axis.bar(range(len(values)), values, color=[colours[i % len(colours)] for i in range(len(values))])
         axis.set_title(metric, fontsize=9)

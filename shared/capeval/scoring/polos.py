@@ -114,7 +114,7 @@ class PolosScorer(CaptionScorer):
                       lambda: load_polos(self.checkpoint, self.text_model, self.device))
 
     def options(self) -> dict[str, Any]:
-        options = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
+        options: dict[str, Any] = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
         if self.text_model is not None:
             options["text_model"] = model_id(self.text_model)
         if self.mode == "code":
@@ -158,7 +158,8 @@ class PolosScorer(CaptionScorer):
         row = {text: i for i, text in enumerate(texts)}
         if self.mode == "item":
             pairs = [(i, ref) for i, refs in enumerate(references) for ref in refs]
-            vectors = torch.empty((len(texts), self.model.encoder.config.hidden_size))
+            width: int = self.model.encoder.config.hidden_size  # type: ignore[union-attr, assignment]  # a RobertaModel's config
+            vectors = torch.empty((len(texts), width))
             for batch, statistics in self.encoded_batches(texts, batch_size, show_progress):
                 vectors[batch] = self.sentence_vectors(statistics, range(len(batch)))
             return pairs, vectors[[row[predictions[i]] for i, _ in pairs]], vectors[[row[ref] for _, ref in pairs]]
@@ -184,7 +185,7 @@ class PolosScorer(CaptionScorer):
         """CLIP embeddings of ``texts`` and of each distinct image, and each caption's row among the images."""
         clip = load_clip(self.clip_model, self.device)
         keys = [image_digest(image, name=f"images[{i}]") for i, image in enumerate(images)]
-        first = {}
+        first: dict[str, int] = {}
         for i, key in enumerate(keys):
             first.setdefault(key, i)
         distinct = [load_image(images[i], name=f"images[{i}]", max_side=None) for i in first.values()]
