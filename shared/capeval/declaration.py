@@ -59,7 +59,7 @@ def declared_options(scorer_class: type) -> tuple[OptionSpec, ...]:
     >>> [(o.name, o.default, o.choices) for o in declared_options(BleuScorer)]
     [('order', 4, (1, 2, 3, 4)), ('tokenizer', 'ptb', ('ptb', 'ptb-java', 'none'))]
     """
-    init = scorer_class.__init__
+    init = scorer_class.__init__  # type: ignore[misc]  # the class's own signature is what is declared
     hints = typing.get_type_hints(init, include_extras=True)
     specs = []
     for parameter in inspect.signature(init).parameters.values():
@@ -126,7 +126,8 @@ def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> 
     Traceback (most recent call last):
     ValueError: order must be one of (1, 2, 3, 4), got 5 (int)
     """
-    bound = inspect.signature(scorer_class.__init__).bind_partial(None, *args, **options).arguments
+    bound = inspect.signature(scorer_class.__init__).bind_partial(  # type: ignore[misc]
+        None, *args, **options).arguments
     for spec in declared_options(scorer_class):
         if spec.choices is not None and spec.name in bound:
             choice_option(spec.name, bound[spec.name], spec.choices)

@@ -134,17 +134,18 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def _discard_failed_call(self) -> None:
         """Forget what a failed ``compute`` left: the Arrow writer, its cache files and locks, the chosen feature format."""
-        paths = [*(getattr(self, "file_paths", None) or []), *([self.cache_file_name] if self.cache_file_name else [])]
+        state: Any = self  # evaluate's writer state, set by EvaluationModule as it goes
+        paths = [*(getattr(state, "file_paths", None) or []), *([state.cache_file_name] if state.cache_file_name else [])]
         for path in dict.fromkeys(paths):
             if os.path.exists(path):
                 os.remove(path)
-        for lock in [*(getattr(self, "filelocks", None) or []), *([self.filelock] if self.filelock else [])]:
+        for lock in [*(getattr(state, "filelocks", None) or []), *([state.filelock] if state.filelock else [])]:
             lock.release(force=True)
             if os.path.exists(lock.lock_file):
                 os.remove(lock.lock_file)
-        self.writer = self.buf_writer = self.data = self.filelock = self.cache_file_name = None
-        self.file_paths, self.filelocks = [], []
-        self.selected_feature_format = None
+        state.writer = state.buf_writer = state.data = state.filelock = state.cache_file_name = None
+        state.file_paths, state.filelocks = [], []
+        state.selected_feature_format = None
 
     def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
         """Score the call ``compute`` validated and shape the result: every capeval module takes exactly these keyword

@@ -30,7 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from .scoring.protocol import CaptionScorer
 
 #: The entry-point group through which other packages add metrics.
 ENTRY_POINT_GROUP = "capeval.scorers"
@@ -49,7 +52,7 @@ class MetricEntry:
     #: The evaluate module folder; ``None`` for a metric added through an entry point (one is written on demand).
     folder: str | None = None
 
-    def scorer_class(self) -> type:
+    def scorer_class(self) -> type[CaptionScorer]:
         module, _, name = self.scorer.partition(":")
         return getattr(importlib.import_module(module), name)
 
