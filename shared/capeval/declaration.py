@@ -130,4 +130,3 @@ def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> 
     for spec in declared_options(scorer_class):
         if spec.choices is not None and spec.name in bound:
             choice_option(spec.name, bound[spec.name], spec.choices)
-
