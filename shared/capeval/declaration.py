@@ -57,7 +57,7 @@ def declared_options(scorer_class: type) -> tuple[OptionSpec, ...]:
 
     >>> from capeval.scoring.coco import BleuScorer
     >>> [(o.name, o.default, o.choices) for o in declared_options(BleuScorer)]
-    [('order', 4, (1, 2, 3, 4)), ('tokenizer', 'ptb', ('ptb', 'ptb-java', 'none'))]
+    [('order', 4, (1, 2, 3, 4)), ('tokenizer', 'ptb', ('ptb', 'ptb-java', 'none')), ('smoothing', 'coco', ('coco', 'none'))]
     """
     init = scorer_class.__init__
     hints = typing.get_type_hints(init, include_extras=True)
