@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -47,7 +48,18 @@ class OptionSpec:
 
 
 def _type_text(annotation: Any) -> str:
-    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    """An annotation as the cards show it: unions as ``A | B``, classes outside the builtins with their module.
+
+    >>> _type_text(typing.Optional[typing.Sequence[str]]), _type_text(int | inspect.Parameter)
+    ('Sequence[str] | None', 'int | inspect.Parameter')
+    """
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # typing's Optional[X] reads X | None too
+        return " | ".join(_type_text(arg) for arg in typing.get_args(annotation))
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type):
+        return annotation.__name__ if annotation.__module__ == "builtins" else f"{annotation.__module__}.{annotation.__qualname__}"
+    text = str(annotation)
     return text.replace("typing.", "").replace("collections.abc.", "").replace("NoneType", "None")
 
 
