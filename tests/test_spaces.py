@@ -7,7 +7,8 @@ import json
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import candidate_labels, metric_panels, build_suite_space, metric_card, space_scorer, suite_metrics
+from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, space_scorer,
+                                             suite_metrics)
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
