@@ -7,7 +7,8 @@ import json
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import candidate_labels, metric_panels, build_suite_space, metric_card, suite_metrics
+from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, space_scorer,
+                                             suite_metrics)
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
@@ -80,6 +81,12 @@ def test_every_metric_card_renders():
     for name in capeval.registry.METRICS:
         header, body = metric_card(name)
         assert header["sdk"] == "gradio" and body.startswith("# Metric Card"), name
+
+
+def test_spaces_take_idf_from_flickr8k_only_where_the_idf_option_offers_it(minilm_path):
+    assert space_scorer("cider", {}).idf == "flickr8k" and space_scorer("cider", {"idf": "corpus"}).idf == "corpus"
+    assert space_scorer("bertscore", {"model_name": minilm_path, "layer": 6}).idf is False  # a flag, not a corpus
+    assert "BERTScore (MiniLM)" in [metric.label for metric in suite_metrics()]
 
 
 def test_suite_space_side_by_side(serve):
