@@ -120,15 +120,37 @@ def test_suite_space_side_by_side(serve):
 def test_leaderboard_shows_the_stored_results(serve):
     stored = json.loads(baseline_results().read_text())
     client = serve(build_leaderboard_space())
-    table = table_columns(client.predict(["Flickr8k-Expert"], ["tau-b"], "cider", api_name="/filter"))
+    wide, long, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "cider", api_name="/filter")
+    table = table_columns(long)
     cider = next(r for r in stored if r["metric"] == "cider" and r["benchmark"] == "flickr8k_expert")
     expected = [row for row in cider["rows"] if row["statistic"] == "tau-b"]
     assert table["row set"] == [row["row_set"] for row in expected] == ["P1 mean", "P2 all"]
     assert table["value"] == [round(row["value"], 3) for row in expected]
     assert table["95% interval"][0] == f"[{expected[0]['low']:.3f}, {expected[0]['high']:.3f}]"
-    points = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
-    assert points["columns"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
+    # Metrics × results: one row per metric, a column per benchmark · row set · statistic.
+    pivoted = table_columns(wide)
+    assert pivoted == {"metric": ["cider"], "Flickr8k-Expert · P1 mean · tau-b": [f"{expected[0]['value']:.3f}"],
+                       "Flickr8k-Expert · P2 all · tau-b": [f"{expected[1]['value']:.3f}"]}
+    assert message == ""
+    shown = sorted({r["title"] for r in stored if not r.get("skipped")})
+    every = table_columns(client.predict(shown, ["tau-b", "tau-c", "accuracy"], "", api_name="/filter")[0])
+    assert len(every["metric"]) == len({r["metric"] for r in stored if not r.get("skipped")})
+    _, _, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "no such metric", api_name="/filter")
+    assert "No result matches these filters" in message
+    points, figure = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
+    assert points["headers"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
     assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
+
+
+def test_leaderboard_scatter_labels_its_axes_and_points():
+    import pandas as pd
+
+    from capeval.integrations.leaderboard import scatter_figure
+
+    points = pd.DataFrame({"metric": ["bleu", "cider"], "x": [0.2, 0.4], "y": [0.3, 0.5]})
+    (axis,) = scatter_figure(points, "A · P1 · tau-b", "A · P1 · tau-c").axes
+    assert (axis.get_xlabel(), axis.get_ylabel()) == ("A · P1 · tau-b", "A · P1 · tau-c")
+    assert sorted(text.get_text() for text in axis.texts) == ["bleu", "cider"]
 
 
 def test_details_become_a_table():
