@@ -154,7 +154,9 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         if self.num_process > 1:
             images, region_features = (per_prediction(name, values, len(predictions))
                                        for name, values in (("images", images), ("region_features", region_features)))
-        scores = self.scorer.score(predictions, references if self.needs_references else None, images=images,
+        # Optional references (RefCLIP-S) come back from evaluate's table as an empty list per caption when none were given.
+        given = self.needs_references or (self.scorer.references_optional and any(references or []))
+        scores = self.scorer.score(predictions, references if given else None, images=images,
                                    region_features=region_features, batch_size=batch_size, show_progress=show_progress)
         return shape_result(self.scorer, scores)
 
