@@ -127,7 +127,7 @@ def build_scorer(name: str, options: dict | None = None):
 
     >>> build_scorer("bleu", {"max_order": 2})
     Traceback (most recent call last):
-    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']
+    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer', 'smoothing']
     """
     from .scoring.protocol import build_checked
 
