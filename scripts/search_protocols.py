@@ -111,7 +111,7 @@ def main() -> None:
         print("\n".join(block), flush=True)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    out.with_suffix(".json").write_text(json.dumps(report, ensure_ascii=False, separators=(",", ":")))
     out.with_suffix(".md").write_text("\n".join(lines))
 
 

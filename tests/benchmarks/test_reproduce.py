@@ -72,8 +72,9 @@ def test_reproduce_bert_tbr_rows_end_to_end_then_from_the_cache(tmp_path, monkey
     composite = cells["Table 3", "BLEU-4", "COMPOSITE"]
     assert composite["status"] == "differs" and composite["reason"].startswith("scored on the 2,991 of 11,985 rows")
     pascal = cells["Table 4", "BLEU-4", "All"]
-    assert (pascal["published"], pascal["capeval"], pascal["status"]) == (73.0, pytest.approx(72.975), "reproduced")
-    assert pascal["protocol"] == "ties count 0 (refs=fleur5)"
+    # Within tolerance, but Table 4's closest setting does not reproduce its other baseline rows: not credited.
+    assert (pascal["published"], pascal["capeval"], pascal["status"]) == (73.0, pytest.approx(72.975), "differs")
+    assert pascal["reason"].startswith("within tolerance, but") and pascal["protocol"] == "ties count 0 (refs=fleur5)"
 
     # A rerun reads every score from the cache: scoring again would fail.
     import capeval.benchmarks.harness as harness

@@ -1,7 +1,7 @@
 """The protocol of each published table, in the harness's vocabulary, as found by ``scripts/search_protocols.py``.
 
 A protocol is credited to a table only when one setting reproduces the table's baseline rows together
-(never cell by cell). Per benchmark it names the protocol options (:mod:`capeval.benchmarks.rowsets`),
+(never cell by cell); ``credited`` lists those benchmarks, and only their cells can be ``reproduced``. Per benchmark it names the protocol options (:mod:`capeval.benchmarks.rowsets`),
 the correlation row set and statistic, and PASCAL-50S's tie rule; per table, the COCO toolkit options
 of the baseline metrics (``tokenizer``, BLEU ``smoothing``). ``differs`` documents, per benchmark, what the
 search tried and the closest Δ when no setting reproduces the printed baselines.
@@ -39,6 +39,9 @@ class TableProtocol:
     differs: dict[str, str] = field(default_factory=dict)
     #: Per benchmark the table uses but capeval cannot run: the status of its cells.
     unavailable: dict[str, str] = field(default_factory=dict)
+    #: The benchmarks whose setting reproduces the table's baseline rows together: only their cells can be
+    #: ``reproduced`` (elsewhere a cell within tolerance is a coincidence of the closest setting).
+    credited: tuple[str, ...] = ()
 
     def describe(self) -> str:
         parts = [setting.describe(name) for name, setting in self.settings.items()]
@@ -77,7 +80,8 @@ BERT_TBR_TABLE3 = TableProtocol(
                                 "the fifth left out, unsmoothed BLEU); with all 5 references BLEU-1, ROUGE-L, METEOR "
                                 "and CIDEr are 0.013-0.023 high",
              "composite": COMPOSITE_THIRD.format(closest="Pearson with the own reference removed, max |Δ| 0.036 "
-                                                         "(Kendall τ-b: 0.118)")})
+                                                         "(Kendall τ-b: 0.118)")},
+    credited=("flickr8k_expert",))
 BERT_TBR_TABLE4 = TableProtocol({"pascal50s": pascal("fleur5", "fail")}, NO_TOKENIZER, differs={
     "pascal50s": PASCAL_UNKNOWN.format(closest="FLEUR's 5, ties 0, no tokenizer: HC up to +9.0, All within 2.4")})
 
@@ -113,6 +117,8 @@ PROTOCOLS: dict[tuple[str, str], TableProtocol] = {
                                     "max |Δ| 0.029 (ROUGE-L)",
                  "composite": COMPOSITE_THIRD.format(closest="τ-c with the own reference kept, max |Δ| 0.024")},
         unavailable=FLICKR_SUB),
-    ("pacs", "compute_correlations.py"): TableProtocol({"flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF}),
-    ("clipscore", "Tables 1-2"): TableProtocol({"flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF}),
+    ("pacs", "compute_correlations.py"): TableProtocol({"flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF},
+                                                       credited=("flickr8k_expert", "flickr8k_cf")),
+    ("clipscore", "Tables 1-2"): TableProtocol({"flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF},
+                                               credited=("flickr8k_expert", "flickr8k_cf")),
 }
