@@ -177,11 +177,14 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
             result.status = "reproduced"
         else:
             result.status = "differs"
+            baseline = ROW_METRICS[cell.metric].toolkit
             result.reason = "; ".join(filter(None, [
                 f"scored on the {len(bench.items):,} of {len(full.items):,} rows with references" if restricted else "",
                 "within tolerance, but under a setting that does not reproduce the table's other baseline rows"
                 if within and not restricted else "",
-                protocol.differs.get(cell.benchmark, "")]))
+                f"{spec[0]} with {spec[1]}" if not baseline else "",
+                "the protocol reproduces this table's baselines" if not baseline and cell.benchmark in protocol.credited
+                else protocol.differs.get(cell.benchmark, "")]))
         if restricted:
             result.protocol += f"; {len(bench.items):,} of {len(full.items):,} rows (those with references)"
     return results
