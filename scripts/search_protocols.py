@@ -6,7 +6,7 @@ setting is judged by the largest |Δ| over those rows together, never cell by ce
 options (tokenizer, BLEU smoothing) are shared by the whole table. Per-caption scores are cached
 (``capeval reproduce``'s cache), so a rerun takes seconds.
 
-    python scripts/search_protocols.py [--paper bert_tbr] [--output benchmarks/results/protocol_search]
+    python scripts/search_protocols.py [--paper bert_tbr] [--output results/protocol_search]
 
 writes ``<output>.md`` (the closest settings) and ``<output>.json.gz`` (every trial and its cells' Δ).
 
@@ -94,7 +94,7 @@ def best(tried: list[dict]) -> tuple[dict, dict[str, dict]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--paper", default="all")
-    parser.add_argument("--output", default="benchmarks/results/protocol_search")
+    parser.add_argument("--output", default="results/protocol_search")
     args = parser.parse_args()
     cells = baseline_cells(published_cells(args.paper))
     report, lines = [], ["# Protocol search: the closest setting per table and benchmark", "",

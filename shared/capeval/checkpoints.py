@@ -15,13 +15,13 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from tqdm.auto import tqdm
 
 from .atomic import partial_file
 from .models import ModelUnavailableError
-from .progress import progress_enabled
+from .progress import SHOW_AFTER_SECONDS, progress_enabled
 from .settings import cache_dir, offline
 
 
@@ -39,7 +39,7 @@ def cached_path_for(url: str) -> Path:
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
-def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20,
+def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | None, desc: str, chunk: int = 1 << 20,
                        digest: Any = None) -> None:
     """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled),
     feeding ``digest`` (a ``hashlib`` object) on the way.
@@ -48,7 +48,7 @@ def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None,
     >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
     b'xxxxx'
     """
-    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
+    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=SHOW_AFTER_SECONDS,
                disable=not progress_enabled())
     with bar:
         for block in iter(lambda: source.read(chunk), b""):
@@ -75,18 +75,36 @@ def check_url(url: str) -> None:
         raise ValueError(f"refusing to download a checkpoint over plain http:// from {parsed.hostname!r} (use https://): {url}")
 
 
+#: How many leading bytes of a download are read to recognise an HTML page.
+SNIFF_BYTES = 512
+
+
+def looks_like_html(head: bytes) -> bool:
+    """Whether a body starting with ``head`` is an HTML page (no checkpoint format starts like one).
+
+    >>> looks_like_html(b"\\xef\\xbb\\xbf  <!DOCTYPE html><html>"), looks_like_html(b"<HTML><body>"), looks_like_html(b"PK\\x03\\x04")
+    (True, True, False)
+    """
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return start.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or (start.startswith(b"<!--") and b"<html" in start)
+
+
 def download(url: str, target: Path, *, what: str, sha256: str | None, timeout: float) -> None:
     """Fetch ``url`` to ``target``, renamed into place only when it is complete and checked.
 
-    Refused: an HTML page (a login or error page served in the file's place), a body shorter than its
-    ``Content-Length``, and a file whose SHA-256 differs from ``sha256`` (when given).
+    Refused: an HTML page (a login or error page served in the file's place, whether its ``Content-Type``
+    says so or only its first bytes), a body shorter than its ``Content-Length``, and a file whose SHA-256
+    differs from ``sha256`` (when given).
     """
     with urllib.request.urlopen(url, timeout=timeout) as response, partial_file(target) as out:
-        if response.headers.get_content_type() == "text/html":
+        head = response.read(SNIFF_BYTES)
+        if response.headers.get_content_type() == "text/html" or looks_like_html(head):
             raise ModelUnavailableError(f"{url} returned an HTML page, not the {what} (a login, error or moved-file page?)")
         expected = int(response.headers.get("Content-Length") or 0) or None
-        digest = hashlib.sha256()
-        copy_with_progress(response, out, total=expected, desc=f"downloading {target.name}", digest=digest)
+        digest = hashlib.sha256(head)
+        out.write(head)
+        copy_with_progress(response, out, total=None if expected is None else expected - len(head), desc=f"downloading {target.name}",
+                           digest=digest)
         received = out.tell()
         if expected is not None and received != expected:
             raise ModelUnavailableError(f"the download of {url} was cut short: {received:,} of {expected:,} bytes")

@@ -11,6 +11,10 @@ from capeval import checkpoints
 from capeval.models import ModelUnavailableError
 
 BODY = b"\\x80\\x02 pretend torch checkpoint " * 1000
+#: A page sent with no Content-Type header at all (some mirrors and proxies do): only its first bytes tell.
+BARE_PAGE = b"\n<!DOCTYPE html>\n<html><head><title>Moved</title></head><body>The file moved.</body></html>"
+#: A checkpoint shorter than the bytes sniffed for HTML.
+SMALL_BODY = b"PK\x03\x04 tiny zip"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -21,6 +25,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(BODY)))
             self.end_headers()
             self.wfile.write(BODY)
+        elif self.path in ("/bare/umic.pt", "/small/umic.pt"):
+            body = BARE_PAGE if self.path.startswith("/bare") else SMALL_BODY
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif self.path == "/cut/umic.pt":
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(BODY)))
@@ -66,12 +75,18 @@ def test_a_complete_download_is_cached_once(server, cache):
 @pytest.mark.parametrize("path, message", [
     ("/cut/umic.pt", "cut short|IncompleteRead"),
     ("/login/umic.pt", "HTML page"),
+    ("/bare/umic.pt", r"\(http://127.0.0.1:[0-9]+/bare/umic.pt returned an HTML page, not the checkpoint"),
 ])
 def test_a_bad_download_is_never_cached(server, cache, path, message):
     for _ in range(2):  # and the second call does not return what the first one left
         with pytest.raises(ModelUnavailableError, match=message):
             checkpoints.resolve_checkpoint(f"{server}{path}")
     assert cached_files(cache) == []
+
+
+def test_a_body_shorter_than_the_sniffed_bytes_is_cached_whole(server, cache):
+    path = checkpoints.resolve_checkpoint(f"{server}/small/umic.pt", sha256=hashlib.sha256(SMALL_BODY).hexdigest())
+    assert path.read_bytes() == SMALL_BODY
 
 
 def test_a_wrong_published_digest_is_refused(server, cache):

@@ -37,12 +37,15 @@ from torch import nn
 from transformers import T5Config, T5ForConditionalGeneration
 
 from ..checkpoints import is_url, resolve_checkpoint
+from ..finite import require_finite
 from ..models import ModelUnavailableError, cached, load_hf_tokenizer, load_pretrained, resolve_device
 from ..progress import progress
 from ..vision.regions import RegionFeatures
 from .common import pad_rows
 
 #: The released checkpoint (a zip holding an HF folder) and the tokenizer it was trained with.
+#: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
+#: compute one): a download is checked only for completeness and for an HTML page in its place.
 DEFAULT_CHECKPOINT = "https://vqamodel.s3.us-east-2.amazonaws.com/t5vqa/ckpt.zip"
 DEFAULT_TOKENIZER = "t5-small"
 #: The QACE demo's prompt; the VQA demo used the bare question (prompt "").
@@ -253,6 +256,7 @@ class VisualT5Answerer:
     def __init__(self, checkpoint: str | os.PathLike = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *,
                  prompt: str = DEFAULT_PROMPT, device: str | torch.device | None = None):
         self.device = resolve_device(device)
+        self.checkpoint = str(checkpoint)
         self.model = load_visual_t5(checkpoint, device=self.device)
         self.tokenizer = load_hf_tokenizer(str(tokenizer))
         self.prompt = prompt
@@ -292,6 +296,7 @@ class VisualT5Answerer:
                 chunk = slice(start, start + batch_size)
                 inputs = self.encoder_inputs(questions[chunk], regions[chunk])
                 sequences, answerability = self.model.generate(*(t.to(self.device) for t in inputs))
+                require_finite(answerability, items=questions[chunk], what="first-step answer scores", model=self.checkpoint)
                 results += [(decode_like_demo(self.tokenizer, seq, cut=1), float(a)) for seq, a in zip(sequences, answerability)]
         return results
 
@@ -341,7 +346,7 @@ def save_random_t5(folder: str | os.PathLike, words: Sequence[str], *, visual: b
     folder = Path(folder)
     T5Tokenizer(vocab=tiny_t5_vocab(words, vocab_size), extra_ids=0, model_max_length=512).save_pretrained(folder)
     settings = {**TINY_T5, **config}
-    model = VisualT5.random(T5Config(vocab_size=vocab_size, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, **settings), seed=seed)
+    model = VisualT5.random(T5Config(vocab_size=vocab_size, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, **settings), seed=seed)  # type: ignore[call-arg]
     if visual:
         model.save_pretrained(folder)
     else:

@@ -46,7 +46,10 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
 
     if isinstance(source, datasets.Dataset):  # already loaded, e.g. Composite with its references attached
         return source
-    return datasets.load_dataset(benchmark_source(name, source), split="test")
+    from capeval.progress import library_bars
+
+    with library_bars():
+        return datasets.load_dataset(benchmark_source(name, source), split="test")
 
 
 def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:

@@ -16,6 +16,8 @@ rows (a row key naming the metric and variant, and the printed values; ``None`` 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import functools
 import json
 from dataclasses import dataclass
@@ -79,7 +81,7 @@ class RowMetric:
     toolkit: bool = False
     #: Checkpoint folder names under ``--weights`` and the spec built from their paths.
     checkpoints: tuple[str, ...] = ()
-    with_weights: object = None
+    with_weights: Callable[..., tuple[str, dict, str]] | None = None
     needs: str = ""
 
     def resolve(self, weights_dir=None) -> tuple[tuple[str, dict, str] | None, str]:
@@ -88,7 +90,7 @@ class RowMetric:
 
         if self.spec is not None:
             return self.spec, ""
-        if self.checkpoints and weights_dir is not None:
+        if self.checkpoints and self.with_weights is not None and weights_dir is not None:
             paths = [Path(weights_dir) / name for name in self.checkpoints]
             if all(path.is_dir() for path in paths):
                 return self.with_weights(*map(str, paths)), ""
@@ -134,9 +136,9 @@ ROW_METRICS: dict[str, RowMetric] = {
     "inter-human": RowMetric(needs="needs a second set of human judgments (the number is cited, not a metric)"),
     "vifidel": RowMetric(needs="needs VIFIDEL's object detector " + NEEDS_IMAGES),
     "perplexity": RowMetric(needs="needs the language model behind QACE's −Perplexity row (not named)"),
-    "clip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES + " (no CLIPScore metric in capeval)"),
-    "refclip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES + " (no CLIPScore metric in capeval)"),
-    "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES + " (no PAC-S metric in capeval)"),
+    "clip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES),
+    "refclip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES),
+    "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
     "umic": RowMetric(needs="needs the UMIC checkpoint " + NEEDS_IMAGES),
     "umic-no-contrastive": RowMetric(needs="needs UNITER-base " + NEEDS_IMAGES),
     **{f"vilbertscore-{part}": RowMetric(needs="needs the ViLBERT pretrained checkpoint " + NEEDS_IMAGES)

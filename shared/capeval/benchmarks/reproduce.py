@@ -25,6 +25,7 @@ from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, pub
 from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, prepare
 from capeval.benchmarks.stats import correlate, pair_outcomes
 from capeval.benchmarks.table_protocols import PROTOCOLS, BenchmarkSetting, TableProtocol
+from capeval.registry import build_scorer
 
 #: Largest |Δ| that counts as reproduced: Kendall τ (printed with 3 decimals) and accuracy in %.
 TOLERANCE = {"correlation": 0.005, "accuracy": 0.5}
@@ -61,18 +62,6 @@ def items_digest(candidates, references) -> str:
     return hashlib.sha256(json.dumps([candidates, references], ensure_ascii=False).encode()).hexdigest()[:20]
 
 
-def build(name: str, options: dict):
-    """The scorer of a row's spec; BERTScore is a scorer without a registry entry."""
-    from capeval.registry import build_scorer
-
-    if name == "bertscore":
-        from capeval.scoring.bertscore import BERTScorer
-        from capeval.scoring.protocol import build_checked
-
-        return build_checked(BERTScorer, options, name)
-    return build_scorer(name, options)
-
-
 def cached_scores(spec: tuple[str, dict, str], items, digest: str, use_cache: bool = True) -> np.ndarray:
     """Per-caption scores of ``spec`` = (metric, options, result column) on ``items``, from the cache when
     the same metric hashcode already scored items of the same ``digest`` (:func:`items_digest`)."""
@@ -80,7 +69,7 @@ def cached_scores(spec: tuple[str, dict, str], items, digest: str, use_cache: bo
     from capeval.benchmarks.harness import as_scoring_metric
 
     name, options, column = spec
-    scorer = build(name, options)
+    scorer = build_scorer(name, options)
     key = hashlib.sha256(f"{scorer.hashcode()}|{column}|{digest}".encode()).hexdigest()
     path = scores_cache_dir() / f"{key[:32]}.npy"
     if use_cache and path.is_file():
@@ -161,7 +150,7 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
         source = composite if cell.benchmark == "composite" else None
         setup = prepared(cell.benchmark, tuple(sorted(setting.options.items())), source)
         full = setup.full
-        needs_references = build(spec[0], spec[1]).needs_references
+        needs_references = build_scorer(spec[0], spec[1]).needs_references
         if needs_references and setup.with_references is None:
             result.status = protocol.unavailable.get(cell.benchmark, f"needs references for {full.title}")
             continue
@@ -197,7 +186,7 @@ def reproduce(paper: str = "all", *, rows: list[str] | None = None, weights=None
 
     >>> cell = reproduce("clipscore")[0]
     >>> cell.row, cell.column, cell.published, cell.status
-    ('CLIP-S', 'Flickr8k-Expert τ-c', 0.512, "needs CLIP ViT-B/32 and the benchmark's images or region features (no CLIPScore metric in capeval)")
+    ('CLIP-S', 'Flickr8k-Expert τ-c', 0.512, "needs CLIP ViT-B/32 and the benchmark's images or region features")
     """
     cells = published_cells(paper)
     if rows:
@@ -254,6 +243,8 @@ def summary(results: list[CellResult]) -> dict[str, dict[str, int]]:
 
 
 def add_arguments(parser) -> None:
+    """The ``reproduce`` command's arguments."""
+    parser.set_defaults(run=run)
     parser.add_argument("paper", choices=[*PAPERS, "all"], help="whose tables to re-run")
     parser.add_argument("--row", action="append", metavar="NAME", help="only this row (as printed, e.g. BLEU-4); repeatable")
     parser.add_argument("--output", help="write one JSON object per cell to this file")
@@ -266,7 +257,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from capeval.benchmarks.cli import UsageError
+    from capeval.usage import UsageError
 
     try:
         composite = None
@@ -292,11 +283,3 @@ def run(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    """Add the ``reproduce`` subcommand to capeval's command line."""
-    import argparse
-
-    parser = subparsers.add_parser("reproduce", help="re-run every cell of the seed papers' correlation tables",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    parser.set_defaults(run=run)

@@ -119,7 +119,7 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
     self_caption = np.asarray(data["is_self_caption"])
     references = data["references"]
     if include_self_captions:
-        judged_own = {}
+        judged_own: dict[str, set[str]] = {}
         for image, candidate, is_self in zip(data["image_file"], data["candidate"], self_caption):
             if is_self:
                 judged_own.setdefault(image, set()).add(candidate)

@@ -13,17 +13,17 @@ the same references every time encodes them once and then only its new predictio
 from __future__ import annotations
 
 import copy
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
 from ..backbones.common import length_batches
+from ..finite import require_finite
 from ..inputs import int_option
-from ..models import cached, load_hf_model, load_hf_tokenizer, resolve_device
+from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
@@ -85,7 +85,7 @@ class EncodingCache:
 
 def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
     for path in _LAYER_PATHS:
-        node = model
+        node: Any = model
         for name in path:
             node = getattr(node, name, None)
         if isinstance(node, torch.nn.ModuleList):
@@ -122,10 +122,9 @@ def truncate_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.Module:
 
 def local_layer_count(name_or_path: str) -> int | None:
     """How many transformer layers a local checkpoint folder has (its ``config.json``); ``None`` for a hub id."""
-    config = Path(name_or_path).expanduser() / "config.json"
-    if not config.is_file():
+    fields = local_config(name_or_path)
+    if fields is None:
         return None
-    fields = json.loads(config.read_text(encoding="utf-8"))
     count = fields.get("num_hidden_layers", fields.get("n_layers"))
     return count if isinstance(count, int) else None
 
@@ -206,19 +205,22 @@ class TextEncoder:
         batch_size: int = 64,
         return_hidden: bool = True,
         show_progress: bool | None = None,
+        labels: Sequence[str] | None = None,
     ) -> list[EncodedSequence]:
         """Run the model over pre-built id lists in length-sorted, right-padded batches.
 
         ``attention_masks`` (same shapes as ``id_lists``) lets a caller mask positions
         inside a sequence (SMURF masks stop-word slots); by default every real position
         is attended and only padding is masked. Results are returned in input order.
+        A non-finite output raises :class:`~capeval.finite.NonFiniteError` naming the sentence
+        (its entry of ``labels``, by default the decoded ids).
         """
         if attention_masks is not None and len(attention_masks) != len(id_lists):
             raise ValueError("attention_masks must have one mask per id list")
         results: list[EncodedSequence | None] = [None] * len(id_lists)
         batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
         with torch.inference_mode():
-            for batch in progress(batches, desc=f"encoding with {self.name_or_path}", show=show_progress):
+            for batch in progress(batches, desc=f"encoding with {model_id(self.name_or_path)}", show=show_progress):
                 width = len(id_lists[batch[0]])
                 ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -236,6 +238,7 @@ class TextEncoder:
                     hidden = out.hidden_states[self.layer] if self.attentions else out.last_hidden_state
                     hidden = hidden.float().cpu()
                 attn = torch.stack(out.attentions, dim=1).float().cpu() if self.attentions else None
+                self._require_finite([hidden if return_hidden else None, attn], batch, id_lists, labels)
                 for row, index in enumerate(batch):
                     length = len(id_lists[index])
                     seq = list(id_lists[index])
@@ -247,16 +250,29 @@ class TextEncoder:
                     )
         return results  # type: ignore[return-value]
 
+    def _require_finite(self, outputs: Sequence[torch.Tensor | None], batch: Sequence[int], id_lists: Sequence[Sequence[int]],
+                        labels: Sequence[str] | None) -> None:
+        """Each sentence's own positions of ``outputs`` (hidden states, attentions) must be finite (padding may not be)."""
+        def sentence(row: int) -> str:
+            index = batch[row]
+            return labels[index] if labels is not None else self.tokenizer.decode(list(id_lists[index]), skip_special_tokens=True)
+
+        lengths = [len(id_lists[i]) for i in batch]
+        for output, what in zip(outputs, ("hidden states", "attentions")):
+            if output is not None:
+                own = [output[row, :n] if what == "hidden states" else output[row, :, :, :n, :n] for row, n in enumerate(lengths)]
+                require_finite(own, items=sentence, what=what, model=self.name_or_path)
+
     def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> list[EncodedSequence]:
         """Encode sentences; each distinct sentence is run through the model once, and not again on later
         calls while it stays in :attr:`cache` (the returned sequences are shared: do not modify them)."""
         by_sentence = {s: self.cache.get(s) for s in dict.fromkeys(sentences)}
         new = [s for s, seq in by_sentence.items() if seq is None]
-        encoded = self.forward_ids(self.tokenize(new), batch_size=batch_size, show_progress=show_progress) if new else []
+        encoded = self.forward_ids(self.tokenize(new), batch_size=batch_size, show_progress=show_progress, labels=new) if new else []
         for sentence, seq in zip(new, encoded):
             by_sentence[sentence] = seq
             self.cache.put(sentence, seq)
-        return [by_sentence[s] for s in sentences]
+        return [by_sentence[s] for s in sentences]  # type: ignore[misc]  # every sentence is encoded by now
 
     def idf_weights(self, sentences: Sequence[str]) -> IdfWeights:
         """IDF of every token id over ``sentences`` as documents (each tokenized with special tokens)."""

@@ -24,6 +24,7 @@ flat lists, as a ``datasets`` ``Sequence(float32)`` column gives).
 from __future__ import annotations
 
 import pickle
+import warnings
 import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +39,10 @@ _BOX_KEYS = ("bbox", "boxes")
 
 class RegionFeatureError(ValueError):
     """Region features with a wrong shape, a non-finite value or missing fields."""
+
+
+class RegionFeatureWarning(UserWarning):
+    """Region features that are scored but look wrong (pixel boxes outside the image or inverted)."""
 
 
 def _float_array(value: Any, field: str, *, keep_half: bool = False) -> np.ndarray:
@@ -110,13 +115,19 @@ class RegionFeatures:
 
     @classmethod
     def from_pixel_boxes(cls, features: Any, boxes: Any, image_width: int, image_height: int, conf: Any = None,
-                         *, kind: str = "vilbert") -> "RegionFeatures":
-        """ViLBERT-style features: ``boxes`` as x1, y1, x2, y2 in pixels of a W×H image.
+                         *, kind: str = "vilbert", name: str = "region features") -> "RegionFeatures":
+        """ViLBERT-style features: ``boxes`` as x1, y1, x2, y2 in pixels of a W×H image. Boxes outside the
+        image or inverted are scored as given, with one warning naming the item (``name``).
 
         >>> regions = RegionFeatures.from_pixel_boxes(np.ones((1, 2048)), [[0, 0, 50, 100]], 100, 200)
         >>> regions.vilbert_loc5().tolist(), regions.norm_bb.tolist()
         ([[0.0, 0.0, 0.5, 0.5, 0.25]], [[0.0, 0.0, 0.5, 0.5, 0.5, 0.5]])
+        >>> RegionFeatures.from_pixel_boxes(np.ones((1, 2048)), [[0, 0, 50, 100]], 0, 200)
+        Traceback (most recent call last):
+        ...
+        capeval.vision.regions.RegionFeatureError: image_width must be a positive whole number of pixels, got 0
         """
+        image_width, image_height = _image_side(image_width, "image_width"), _image_side(image_height, "image_height")
         pixels = _float_array(boxes, "boxes")
         if pixels.ndim != 2 or pixels.shape[1:] != (4,):
             raise RegionFeatureError(f"boxes must be N×4 (x1, y1, x2, y2 in pixels), got shape {pixels.shape}")
@@ -124,8 +135,9 @@ class RegionFeatures:
         if pixels.shape[0] != rows:
             raise RegionFeatureError(f"boxes must be {rows}×4 to match {rows} feature rows, got shape {pixels.shape}")
         width, height = float(image_width), float(image_height)
+        _warn_odd_boxes(pixels, width, height, name)
         norm_bb = np.concatenate(
-            [pixels / np.float32([width, height, width, height]),
+            [pixels / np.array([width, height, width, height], dtype=np.float32),
              (pixels[:, 2:3] - pixels[:, 0:1]) / np.float32(width),
              (pixels[:, 3:4] - pixels[:, 1:2]) / np.float32(height)], axis=1)
         return cls(features=features, norm_bb=norm_bb, conf=conf, boxes=pixels, image_size=(image_width, image_height), kind=kind)
@@ -154,7 +166,7 @@ class RegionFeatures:
         when pixel boxes are known (else from the normalised w·h)."""
         if self.boxes is None:
             return np.concatenate([self.norm_bb[:, :4], self.norm_bb[:, 4:5] * self.norm_bb[:, 5:6]], axis=1)
-        width, height = (np.float32(v) for v in self.image_size)  # type: ignore[misc]
+        width, height = (np.float32(v) for v in self.image_size)  # type: ignore[misc, union-attr]
         x1, y1, x2, y2 = self.boxes.T
         area = (x2 - x1) * (y2 - y1) / (width * height)
         return np.stack([x1 / width, y1 / height, x2 / width, y2 / height, area], axis=1).astype(np.float32)
@@ -164,7 +176,9 @@ class RegionFeatures:
         every region, as (N+1) × D features and (N+1) × 5 locations (float32).
 
         ``mean_in_stored_dtype``: round the mean of fp16 features to fp16 as the released ViLBERTScore data code
-        does (it averages before casting to float32); float32 features are unaffected.
+        does (it averages before casting to float32); float32 features are unaffected. Where the released fp16
+        sum would overflow to infinity (valid features: 100 boxes of 60,000), the mean is taken in float32 and
+        then rounded to fp16 (the mean of fp16 values always fits fp16).
 
         >>> regions = RegionFeatures.from_pixel_boxes([[1.0, 2.0], [3.0, 4.0]], [[0, 0, 50, 100], [0, 0, 100, 200]], 100, 200)
         >>> features, locations = regions.vilbert_inputs()
@@ -173,17 +187,39 @@ class RegionFeatures:
         """
         features = self.features.astype(np.float32)
         summed = features.sum(axis=0, keepdims=True)
+        glob = summed / np.float32(self.num_boxes)
         if mean_in_stored_dtype and self.features.dtype == np.float16:
             # torch's fp16 sum accumulates in float32 and rounds once; the division rounds again.
-            glob = (summed.astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)).astype(np.float16).astype(np.float32)
-        else:
-            glob = summed / np.float32(self.num_boxes)
-        locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
+            fits = np.abs(summed) <= np.finfo(np.float16).max
+            released = np.where(fits, summed, 0).astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)
+            glob = np.where(fits, released, glob).astype(np.float16).astype(np.float32)
+        locations = np.concatenate([np.array([[0, 0, 1, 1, 1]], dtype=np.float32), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
     def visual_t5_input(self) -> np.ndarray:
         """Visual-T5's per-region input: the feature followed by the 6-d ``norm_bb`` (N × (D+6))."""
         return np.concatenate([self.features.astype(np.float32), self.norm_bb], axis=1)
+
+
+def _image_side(value: Any, field: str) -> int:
+    """An image width or height in pixels: a positive whole number (a NumPy scalar or 0-d array too)."""
+    try:
+        side = float(np.asarray(value))
+    except (TypeError, ValueError):
+        side = float("nan")
+    if not (side > 0 and side == int(side)):
+        raise RegionFeatureError(f"{field} must be a positive whole number of pixels, got {value!r}")
+    return int(side)
+
+
+def _warn_odd_boxes(pixels: np.ndarray, width: float, height: float, name: str) -> None:
+    """One warning for the pixel boxes that lie outside the image or are inverted (x2 < x1 or y2 < y1)."""
+    x1, y1, x2, y2 = pixels.T
+    odd = (x1 < 0) | (y1 < 0) | (x2 > width) | (y2 > height) | (x2 < x1) | (y2 < y1)
+    if odd.any():
+        warnings.warn(f"{name}: {int(odd.sum())} of {len(pixels)} pixel boxes lie outside the {width:g} × {height:g} image "
+                      f"or are inverted (the first: box {int(np.argmax(odd))}, {pixels[np.argmax(odd)].tolist()}); "
+                      "they are scored as given", RegionFeatureWarning, stacklevel=3)
 
 
 def _first_key(mapping: Mapping[str, Any], keys: Sequence[str]) -> str | None:
@@ -198,10 +234,10 @@ def _flat_to_rows(array: np.ndarray, field: str, *, width: int | None = None, ro
     if not divisor or array.size % divisor:
         raise RegionFeatureError(f"{field} is a flat list of {array.size} values, which does not split into "
                                  + (f"rows of {width}" if width else f"{rows} rows"))
-    return array.reshape(-1, width) if width else array.reshape(rows, -1)
+    return array.reshape(-1, width) if width else array.reshape(divisor, -1)
 
 
-def _from_mapping(fields: Mapping[str, Any], kind: str | None) -> RegionFeatures:
+def _from_mapping(fields: Mapping[str, Any], kind: str | None, name: str) -> RegionFeatures:
     if "features" not in fields:
         raise RegionFeatureError(f"no 'features' field (found {sorted(fields)})")
     features = np.asarray(fields["features"])
@@ -215,8 +251,8 @@ def _from_mapping(fields: Mapping[str, Any], kind: str | None) -> RegionFeatures
     if box_key and width_key and height_key:
         boxes = _flat_to_rows(np.asarray(fields[box_key]), box_key, width=4)
         features = _flat_to_rows(features, "features", rows=len(boxes))
-        return RegionFeatures.from_pixel_boxes(features, boxes, int(np.asarray(fields[width_key])),
-                                               int(np.asarray(fields[height_key])), conf, kind=kind or "vilbert")
+        return RegionFeatures.from_pixel_boxes(features, boxes, fields[width_key], fields[height_key], conf,
+                                               kind=kind or "vilbert", name=name)
     raise RegionFeatureError(
         "need 'norm_bb' (BUTD/UNITER format) or 'bbox' plus 'image_width'/'image_height' (ViLBERT format) "
         f"next to 'features'; found {sorted(fields)}")
@@ -259,9 +295,9 @@ def as_region_features(item: Any, *, name: str = "region_features", kind: str | 
         return item
     try:
         if isinstance(item, (str, Path)):
-            return _from_mapping(_load_file(Path(item).expanduser(), allow_pickle), kind)
+            return _from_mapping(_load_file(Path(item).expanduser(), allow_pickle), kind, name)
         if isinstance(item, Mapping):
-            return _from_mapping(item, kind)
+            return _from_mapping(item, kind, name)
     except RegionFeatureError as error:
         raise RegionFeatureError(f"{name}: {error}") from error
     raise RegionFeatureError(
