@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, published_cells
-from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, prepare
+from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare
 from capeval.benchmarks.stats import correlate, pair_outcomes
 from capeval.benchmarks.table_protocols import PROTOCOLS, BenchmarkSetting, TableProtocol
 from capeval.registry import build_scorer
@@ -85,12 +85,13 @@ def cached_scores(spec: tuple[str, dict, str], items, digest: str, use_cache: bo
 class Prepared:
     """A benchmark under one setting: all its items, and those with references (what reference metrics score)."""
 
-    full: object
-    with_references: object
+    full: Benchmark
+    with_references: Benchmark | None
 
     @functools.cached_property
     def digests(self) -> dict[int, str]:
-        return {id(b): items_digest(b.items.candidates, b.items.references) for b in (self.full, self.with_references)}
+        return {id(b): items_digest(b.items.candidates, b.items.references)
+                for b in (self.full, self.with_references) if b is not None}
 
 
 @functools.lru_cache(maxsize=32)
@@ -154,7 +155,7 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
         if needs_references and setup.with_references is None:
             result.status = protocol.unavailable.get(cell.benchmark, f"needs references for {full.title}")
             continue
-        bench = setup.with_references if needs_references else full
+        bench = setup.with_references if needs_references and setup.with_references is not None else full
         scores = cached_scores(spec, bench.items, setup.digests[id(bench)], use_cache)
         result.capeval = measure(scores, bench, cell.measure, setting)
         result.delta = result.capeval - cell.published
