@@ -142,6 +142,17 @@ def test_leaderboard_shows_the_stored_results(serve):
     assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
 
 
+def test_leaderboard_shows_published_beside_reproduced(serve):
+    cells = json.loads((baseline_results().parent / "reproduce.json").read_text())
+    client = serve(build_leaderboard_space())
+    shown = table_columns(client.predict(["bert_tbr"], ["reproduced"], api_name="/published"))
+    expected = [c for c in cells if c["paper"] == "bert_tbr" and c["status"] == "reproduced"]
+    assert shown["row"] == [c["row"] for c in expected] and "Ours (Unigram)" in shown["row"]
+    assert shown["published"] == [f"{c['published']:.3f}" for c in expected]
+    assert shown["capeval"] == [f"{c['capeval']:.3f}" for c in expected]
+    assert all(protocol for protocol in shown["protocol"])
+
+
 def test_leaderboard_scatter_labels_its_axes_and_points():
     import pandas as pd
 

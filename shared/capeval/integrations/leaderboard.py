@@ -137,6 +137,41 @@ def scatter_figure(points, x_axis: str | None, y_axis: str | None):
     return figure
 
 
+#: The columns of the published-beside-reproduced table.
+PUBLISHED_COLUMNS = ["paper", "table", "row", "column", "published", "capeval", "Δ", "status", "protocol"]
+
+
+def published_table(path: Path):
+    """The cells of ``capeval reproduce --output`` (``reproduce.json`` beside the results): each paper's published
+    value beside capeval's, the difference, the status and the protocol; an empty table when there is none.
+
+    >>> published_table(Path("no/such/reproduce.json")).empty
+    True
+    """
+    import pandas as pd
+
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cells = []
+    if not isinstance(cells, list):
+        cells = []
+
+    def shown(value):
+        return "" if value is None else f"{value:.{DIGITS}f}"
+
+    rows = [{"paper": c.get("paper", ""), "table": c.get("table", ""), "row": c.get("row", ""), "column": c.get("column", ""),
+             "published": shown(c.get("published")), "capeval": shown(c.get("capeval")), "Δ": shown(c.get("delta")),
+             "status": c.get("status", ""), "protocol": c.get("protocol") or c.get("reason") or ""}
+            for c in cells if isinstance(c, dict)]
+    return pd.DataFrame(rows, columns=PUBLISHED_COLUMNS)
+
+
+def published_rows(table, papers: Sequence[str] | None, statuses: Sequence[str] | None):
+    """The cells of the chosen papers and statuses."""
+    return table[table["paper"].isin(papers or []) & table["status"].isin(statuses or [])]
+
+
 def board_note(path: Path) -> tuple[list[dict], str]:
     """The results in ``path`` and a note for the top of the board: why it is empty (the file is unreadable, holds
     no result, or only skipped runs), else nothing. The Space starts whatever the file holds."""
@@ -197,6 +232,18 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             return chosen, scatter_figure(chosen, x, y)
 
         gr.on([x_axis.change, y_axis.change], scatter, inputs=[x_axis, y_axis], outputs=[shown_points, figure], api_name="scatter")
+        published = published_table(path.parent / "reproduce.json")
+        if not published.empty:
+            papers, statuses = list(dict.fromkeys(published["paper"])), list(dict.fromkeys(published["status"]))
+            gr.Markdown("## Published beside reproduced\n\nEvery cell of the seed papers' correlation tables (`capeval "
+                        "reproduce`): the paper's value, capeval's under the table's protocol, the difference and whether it "
+                        "reproduces; `needs …` where the paper's weights or data are not available here.")
+            with gr.Row():
+                chosen_papers = gr.Dropdown(papers, value=papers, multiselect=True, label="Papers")
+                chosen_statuses = gr.Dropdown(statuses, value=statuses, multiselect=True, label="Status")
+            cells = gr.Dataframe(value=published, interactive=False, label="Published and capeval", elem_id="published")
+            gr.on([chosen_papers.change, chosen_statuses.change], lambda p, s: published_rows(published, p, s),
+                  inputs=[chosen_papers, chosen_statuses], outputs=cells, api_name="published")
         if plots:
             gr.Markdown("## Metric scores against human judgments (the harness's scatter plots)")
             gr.Gallery(plots, columns=3, label="Scatter plots")
