@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from capeval.backbones.polos import save_random_clip, save_random_polos  # noqa: E402
+from capeval.backbones.clip import save_random_clip  # noqa: E402
+from capeval.backbones.polos import save_random_polos  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.polos import PolosScorer  # noqa: E402
 

@@ -11,14 +11,18 @@ import torch
 from PIL import Image
 
 import capeval
-import capeval.backbones.polos
 import capeval.scoring.polos
-from capeval.backbones.polos import clip_pixels, save_random_clip, save_random_polos
+from capeval.backbones.clip import ClipEncoder, released_pixels, save_random_clip
+from capeval.backbones.polos import save_random_polos
 from capeval.models import ModelUnavailableError
 from capeval.samples import sample_image
 from capeval.scoring.polos import PolosScorer
 
+from clip.released import SimpleTokenizer, encode_image, encode_text, preprocess
 from tiny_models import save_tiny_roberta
+
+#: The attention heads of save_random_clip's CLIP.
+CLIP_HEADS = 4
 
 CANDIDATES = ["a man rides a bicycle on the street", "two dogs play in the snow", "a cat", "a man rides a bicycle on the street"]
 REFERENCES = [
@@ -54,13 +58,17 @@ def polos_files(tmp_path_factory):
     colour = Image.new("RGB", (300, 200), (200, 40, 90))
     colour.paste((20, 160, 60), (0, 0, 120, 200))
     colour.save(root / "colour.png")
+    clip_other = save_random_clip(other / "clip", seed=1)
     return {
         "root": root,
         "roberta": str(roberta),
         "clip": clip,
-        "clip_other": save_random_clip(other / "clip", seed=1),
+        "clip_other": clip_other,
         "checkpoint": save_random_polos(root / "release", str(roberta), clip, seed=0),
         "checkpoint_other": save_random_polos(other / "release", str(roberta), clip, seed=1),
+        # The same head with the other CLIP's tensors, and with none.
+        "checkpoint_clip_other": save_random_polos(other / "release_clip", str(roberta), clip_other, seed=0),
+        "checkpoint_no_clip": save_random_polos(root / "release_no_clip", str(roberta), clip, seed=0, clip_tensors=False),
         "images": [str(sample_image()), str(root / "colour.png"), str(sample_image()), str(root / "colour.png")],
     }
 
@@ -90,30 +98,30 @@ def released_sentence_embeddings(encoder, tokenizer, texts, mix):
 RELEASED_SCORES = {}
 
 
-def released_predict(files, batch_size, *, clip_model=None):
-    """The transcription's scores of the fixture's items, each configuration computed once per session."""
-    key = (files["checkpoint"], batch_size, clip_model)
+def released_predict(files, batch_size, *, checkpoint="checkpoint"):
+    """The transcription's scores of the fixture's items with ``files[checkpoint]``, each configuration computed
+    once per session."""
+    key = (files[checkpoint], batch_size)
     if key not in RELEASED_SCORES:
-        RELEASED_SCORES[key] = released_predict_uncached(files, items(files), batch_size, clip_model=clip_model)
+        RELEASED_SCORES[key] = released_predict_uncached(files, items(files), batch_size, files[checkpoint])
     return RELEASED_SCORES[key]
 
 
-def released_predict_uncached(files, items, batch_size, *, clip_model=None):
-    """``predict(items, batch_size)``: consecutive batches, references transposed with zip (cut to the shortest)."""
-    from transformers import AutoModel, AutoTokenizer, CLIPImageProcessor, CLIPModel, CLIPTokenizer
+def released_predict_uncached(files, items, batch_size, path):
+    """``predict(items, batch_size)``: consecutive batches, references transposed with zip (cut to the shortest),
+    CLIP run as OpenAI's ``clip`` package runs the checkpoint's ``clip.*`` tensors (tests/clip/released.py)."""
+    from transformers import AutoModel, AutoTokenizer
 
-    checkpoint = torch.load(files["checkpoint"], map_location="cpu", weights_only=False)["state_dict"]
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
     encoder = AutoModel.from_pretrained(files["roberta"]).eval()
     tokenizer = AutoTokenizer.from_pretrained(files["roberta"])
     mix = {"weights": torch.cat([checkpoint[f"scalar_mix.scalar_parameters.{k}"] for k in range(4)]),
            "gamma": checkpoint["scalar_mix.gamma"]}
-    clip = CLIPModel.from_pretrained(clip_model or files["clip"]).eval()
-    clip_tokenizer = CLIPTokenizer.from_pretrained(clip_model or files["clip"])
-    processor = CLIPImageProcessor(size={"shortest_edge": 224}, crop_size={"height": 224, "width": 224})
+    clip = {key.removeprefix("clip."): value for key, value in checkpoint.items() if key.startswith("clip.")}
+    clip_tokenizer = SimpleTokenizer(files["clip"])
 
     def clip_text(texts):
-        ids = clip_tokenizer(["A photo depicts " + t for t in texts], padding=True, truncation=True, max_length=77, return_tensors="pt")
-        return clip.get_text_features(**ids).pooler_output
+        return torch.from_numpy(encode_text(clip, clip_tokenizer.tokenize(["A photo depicts " + t for t in texts]), CLIP_HEADS))
 
     def head(x):
         for k in (1, 2, 3):
@@ -128,8 +136,8 @@ def released_predict_uncached(files, items, batch_size, *, clip_model=None):
             refs = list(zip(*[item["refs"] for item in batch]))
             mt = released_sentence_embeddings(encoder, tokenizer, [item["mt"] for item in batch], mix)
             mt_clip = clip_text([item["mt"] for item in batch])
-            pixels = processor(images=[Image.open(item["img"]).convert("RGB") for item in batch], return_tensors="pt")["pixel_values"]
-            image = clip.get_image_features(pixel_values=pixels).pooler_output
+            pixels = torch.stack([preprocess(Image.open(item["img"]).convert("RGB")) for item in batch])
+            image = torch.from_numpy(encode_image(clip, pixels, CLIP_HEADS))
             per_ref = []
             for ref_list in refs:
                 ref = released_sentence_embeddings(encoder, tokenizer, list(ref_list), mix)
@@ -205,7 +213,7 @@ def test_every_option_changes_the_scores(polos_files, tmp_path):
     variants = {
         "default": {},
         "checkpoint": {"checkpoint": polos_files["checkpoint_other"]},
-        "clip_model": {"clip_model": polos_files["clip_other"]},
+        "clip_model": {"checkpoint": polos_files["checkpoint_no_clip"], "clip_model": polos_files["clip_other"]},
         "text_model": {"text_model": str(retokenized)},
         "mode": {"mode": "code"},
         "predict_batch_size": {"mode": "code", "predict_batch_size": 2},
@@ -216,8 +224,22 @@ def test_every_option_changes_the_scores(polos_files, tmp_path):
         if name != "default":
             reference = scores["mode"] if name == "predict_batch_size" else scores["default"]
             assert np.abs(np.array(scores[name]) - np.array(reference)).max() > 1e-4, name
-    np.testing.assert_allclose(scores["clip_model"], released_predict(polos_files, 1,
-                                                                      clip_model=polos_files["clip_other"]), atol=1e-5, rtol=0)
+    np.testing.assert_allclose(scores["checkpoint"], released_predict(polos_files, 1, checkpoint="checkpoint_other"), atol=1e-5, rtol=0)
+
+
+def test_clip_weights_come_from_the_checkpoints_clip_tensors(polos_files):
+    def score(checkpoint, clip):
+        return PolosScorer(polos_files[checkpoint], clip_model=polos_files[clip], device="cpu").score(
+            CANDIDATES, REFERENCES, images=polos_files["images"])["polos"]
+
+    default = released_predict(polos_files, 1)
+    other = released_predict(polos_files, 1, checkpoint="checkpoint_clip_other")
+    assert np.abs(np.array(default) - np.array(other)).max() > 1e-4
+    # clip_model gives the config and tokenizer only: its own weights are not the ones scored with.
+    np.testing.assert_allclose(score("checkpoint", "clip_other"), default, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(score("checkpoint_clip_other", "clip"), other, atol=1e-5, rtol=0)
+    # A checkpoint without clip.* tensors takes clip_model's weights.
+    np.testing.assert_allclose(score("checkpoint_no_clip", "clip_other"), other, atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("mode", ["item", "code"])
@@ -226,8 +248,8 @@ def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, 
     encoded, embedded = [], []
     original = PolosScorer.encoded_batches
     monkeypatch.setattr(PolosScorer, "encoded_batches", lambda self, texts, *a: encoded.extend(texts) or original(self, texts, *a))
-    monkeypatch.setattr(capeval.backbones.polos.ClipFeatures, "image_embeddings",
-                        lambda self, images, batch_size: embedded.extend(images) or torch.zeros((len(images), 16)))
+    original_pixels = ClipEncoder.pixels
+    monkeypatch.setattr(ClipEncoder, "pixels", lambda self, items, **kw: embedded.extend(items) or original_pixels(self, items, **kw))
     scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])
     assert len(encoded) == len(set(encoded)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
     assert len(embedded) == 2  # four captions of two images
@@ -236,7 +258,7 @@ def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, 
 def test_crop_offset_rounds_half_to_even():
     # 224 × 227 after resizing: an excess of 3 rows, cropped from row round(1.5) = 2 (floor would take 1).
     rows = np.repeat(np.arange(227, dtype=np.uint8)[:, None], 224, axis=1)
-    pixels = clip_pixels(Image.fromarray(np.stack([rows] * 3, axis=-1)), 224)
+    pixels = released_pixels(Image.fromarray(np.stack([rows] * 3, axis=-1)))
     assert pixels[0, 0, 0].item() == pytest.approx((2 / 255 - 0.48145466) / 0.26862954, abs=1e-6)
 
 

@@ -58,7 +58,8 @@ Examples:
 
     >>> import tempfile
     >>> import capeval
-    >>> from capeval.backbones.polos import save_random_clip, save_random_polos
+    >>> from capeval.backbones.clip import save_random_clip
+    >>> from capeval.backbones.polos import save_random_polos
     >>> from capeval.declaration import minilm_path
     >>> from capeval.samples import sample_image
     >>> folder = tempfile.mkdtemp()
@@ -69,7 +70,7 @@ Examples:
     ...                         references=[["two people ride horses in a dirt arena"], ["riders on brown horses in a ring"]],
     ...                         images=[str(sample_image())] * 2)
     >>> [round(s, 4) for s in results["scores"]]
-    [0.4426, 0.4412]
+    [0.4428, 0.4436]
 
     Polos needs the image of every caption:
 

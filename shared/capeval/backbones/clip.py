@@ -239,16 +239,20 @@ class ClipEncoder:
                 self._text_cache.popitem(last=False)
         return np.stack([found[key] for key in keys])
 
-    def pixels(self, items: Sequence[Any], *, mode: str, names: Sequence[str]) -> np.ndarray:
-        """N × 3 × 224 × 224 float32 pixels of images opened as stored."""
+    def pixels(self, items: Sequence[Any], *, mode: str, names: Sequence[str], rgb_first: bool = False) -> np.ndarray:
+        """N × 3 × 224 × 224 float32 pixels of images opened as stored (``rgb_first``: converted to RGB before the
+        preprocessing, as Polos' released code receives them)."""
         opened = [open_image(item, name=name) for item, name in zip(items, names)]
+        if rgb_first:
+            opened = [image.convert("RGB") for image in opened]
         if mode == "code":
             return np.stack([released_pixels(image) for image in opened])
         return np.asarray(self.image_processor(images=opened, return_tensors="np")["pixel_values"], dtype=np.float32)
 
     @torch.inference_mode()
-    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int) -> np.ndarray:
-        """One projected feature row per image (in the model's dtype), each distinct image decoded and encoded once."""
+    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False) -> np.ndarray:
+        """One projected feature row per image (in the model's dtype), each distinct image decoded and encoded once
+        (``rgb_first``: see :meth:`pixels`)."""
         digests = [image_digest(item, name=f"images[{i}]") for i, item in enumerate(images)]
         first: dict[str, int] = {}
         for i, digest in enumerate(digests):
@@ -257,7 +261,8 @@ class ClipEncoder:
         rows = []
         for start in range(0, len(distinct), batch_size):
             batch = distinct[start : start + batch_size]
-            pixels = self.pixels([images[i] for i in batch], mode=mode, names=[f"images[{i}]" for i in batch])
+            pixels = self.pixels([images[i] for i in batch], mode=mode, names=[f"images[{i}]" for i in batch],
+                                 rgb_first=rgb_first)
             pooled = self.model.vision_model(pixel_values=torch.from_numpy(pixels).to(self.device, self.dtype)).pooler_output
             rows.append(self.model.visual_projection(pooled).cpu().numpy())
         features = np.concatenate(rows)
@@ -271,26 +276,35 @@ def load_tokenizer(model_name: str) -> Any:
     return cached(("clip-tokenizer", str(model_name)), lambda: load_pretrained(CLIPTokenizer, model_name, what="CLIP tokenizer"))
 
 
+def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor] | None = None, what: str = "CLIP weights",
+                       mode: str = "code", dtype: str = "float32", device: str | torch.device | None = None) -> ClipEncoder:
+    """A :class:`ClipEncoder` (not cached) with the config and tokenizer of ``model_name`` (hub id or folder) and
+    either its weights or, given ``openai_state``, that OpenAI-layout state dict's, which must replace every weight
+    (``what`` names it in errors)."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+
+    if openai_state is None:
+        model = load_pretrained(CLIPModel, model_name, what="CLIP model", dtype=torch.float32)
+    else:
+        model = CLIPModel(load_pretrained(CLIPConfig, model_name, what="CLIP config")).float()
+        load_checked(model, openai_to_transformers(openai_state), what=what)
+    model = model.to(resolve_device(device), DTYPES[dtype]).eval()
+    processor = load_pretrained(CLIPImageProcessor, model_name, what="CLIP image processor") if mode == "hf" else None
+    return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor)
+
+
 def load_clip_encoder(model_name: str, *, checkpoint: str | None = None, mode: str = "code", dtype: str = "float32",
                       device: str | torch.device | None = None) -> ClipEncoder:
     """The :class:`ClipEncoder` of ``model_name`` (hub id or folder: config, tokenizer and, without ``checkpoint``,
     weights), cached process-wide. ``checkpoint`` is a ``torch.save`` file (path or URL) holding an OpenAI-layout
     ``state_dict`` that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth`` does."""
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
-
     target = resolve_device(device)
     key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), mode, dtype, str(target))
+    what = "CLIP checkpoint (an OpenAI-layout state_dict, e.g. PAC-S's clip_ViT-B-32.pth)"
 
     def build() -> ClipEncoder:
-        if checkpoint is None:
-            model = load_pretrained(CLIPModel, model_name, what="CLIP model", dtype=torch.float32)
-        else:
-            model = CLIPModel(load_pretrained(CLIPConfig, model_name, what="CLIP config")).float()
-            what = "CLIP checkpoint (an OpenAI-layout state_dict, e.g. PAC-S's clip_ViT-B-32.pth)"
-            load_checked(model, openai_to_transformers(read_state_dict(checkpoint, what=what, entry="state_dict")), what=what)
-        model = model.to(target, DTYPES[dtype]).eval()
-        processor = load_pretrained(CLIPImageProcessor, model_name, what="CLIP image processor") if mode == "hf" else None
-        return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor)
+        state = None if checkpoint is None else read_state_dict(checkpoint, what=what, entry="state_dict")
+        return build_clip_encoder(model_name, openai_state=state, what=what, mode=mode, dtype=dtype, device=target)
 
     return cached(key, build)
 

@@ -7,10 +7,11 @@ download holds both). Its ``state_dict`` holds
 * ``encoder.model.*``: the SimCSE RoBERTa (frozen in training, so equal to the hub model);
 * ``scalar_mix.scalar_parameters.K`` and ``scalar_mix.gamma``: the layer mix (with layer norm);
 * ``ff.0.ff.linear_{1,2,3}.*``: the feed-forward head (``ff.1`` is a parameterless sigmoid);
-* ``clip.*``: the frozen OpenAI CLIP ViT-B/32 in OpenAI's layout (capeval takes CLIP from its own option).
+* ``clip.*``: the frozen OpenAI CLIP ViT-B/32 in OpenAI's layout, loaded into transformers' ``CLIPModel``
+  through :func:`~capeval.backbones.clip.openai_to_transformers`.
 
-The CLIP side is one small function (:func:`load_clip`) and a feature interface (:class:`ClipFeatures`), so
-another CLIP backbone can stand in for transformers' ``CLIPModel``.
+CLIP features are computed as CLIP-S's ``mode="code"`` computes them (:mod:`capeval.backbones.clip`), since the
+released code runs OpenAI's ``clip`` package: its preprocess and ``clip.tokenize``.
 """
 
 from __future__ import annotations
@@ -24,21 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
 from ..atomic import partial_folder
 from ..checkpoints import is_url, resolve_checkpoint
-from ..models import ModelUnavailableError, load_hf_model, load_hf_tokenizer
+from ..models import ModelUnavailableError, load_hf_tokenizer
 from ..settings import cache_dir
+from .clip import ClipEncoder, build_clip_encoder, transformers_to_openai
 from .common import load_checked
 
 #: The released checkpoint (``reprod.zip``: ``reprod/*.ckpt`` and ``reprod/hparams.yaml``).
 RELEASED_CHECKPOINT = "https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip"
-#: CLIP's pixel mean and standard deviation (OpenAI's preprocess).
-CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], dtype=np.float32)
-CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], dtype=np.float32)
 #: The prompt the released code puts before every candidate and reference it gives CLIP.
 CLIP_PROMPT = "A photo depicts "
 #: Activations a Polos head may name in ``hparams.yaml`` (the released code takes any ``torch.nn`` one by name).
@@ -230,17 +228,20 @@ def head_state(state: dict[str, torch.Tensor], hparams: PolosHparams) -> tuple[P
 
 @dataclass
 class PolosModel:
-    """Everything Polos' forward pass needs: the RoBERTa (with the checkpoint's weights), its tokenizer and the head."""
+    """Everything Polos' forward pass needs: the RoBERTa (with the checkpoint's weights), its tokenizer, the head
+    and the CLIP."""
 
     encoder: nn.Module
     tokenizer: Any
     head: PolosHead
     hparams: PolosHparams
+    clip: ClipEncoder
 
 
-def load_polos(checkpoint: str, text_model: str | None, device: torch.device) -> PolosModel:
-    """The checkpoint's RoBERTa, ScalarMix and head; ``text_model`` (default: the checkpoint's
-    ``pretrained_model``) gives the RoBERTa's config and tokenizer, the checkpoint its weights."""
+def load_polos(checkpoint: str, text_model: str | None, clip_model: str, device: torch.device) -> PolosModel:
+    """The checkpoint's RoBERTa, ScalarMix, head and CLIP; ``text_model`` (default: the checkpoint's
+    ``pretrained_model``) gives the RoBERTa's config and tokenizer, ``clip_model`` the CLIP's, the checkpoint their
+    weights (``clip_model``'s own CLIP weights serve only a checkpoint without ``clip.*`` tensors)."""
     from transformers import AutoConfig, AutoModel
 
     from ..models import load_pretrained
@@ -262,104 +263,21 @@ def load_polos(checkpoint: str, text_model: str | None, device: torch.device) ->
         raise ModelUnavailableError(f"the checkpoint mixes {len(head.scalar_mix.scalar_parameters)} hidden states but "
                                     f"{name!r} has {encoder.config.num_hidden_layers + 1}")
     tokenizer = load_hf_tokenizer(name)
-    return PolosModel(encoder.to(device).eval(), tokenizer, head.to(device).eval(), hparams)
+    clip_state = {key.removeprefix("clip."): value for key, value in state.items() if key.startswith("clip.")}
+    clip = build_clip_encoder(clip_model, openai_state=clip_state or None, device=device,
+                              what=f"Polos checkpoint's CLIP (clip.* tensors, for {clip_model!r})")
+    return PolosModel(encoder.to(device).eval(), tokenizer, head.to(device).eval(), hparams, clip)
 
 
-# --------------------------------------------------------------------------- the CLIP side
-
-
-class ClipFeatures:
-    """Unnormalised CLIP image and text embeddings (what Polos feeds its head), from transformers' ``CLIPModel``.
-
-    Text is ``"A photo depicts " + text``, cut to 77 tokens with the end-of-text token kept last; images are
-    resized (short side to the model's input size, bicubic), centre-cropped with the released code's
-    ``round()`` offset and normalised with CLIP's mean and std.
-    """
-
-    def __init__(self, model: Any, tokenizer: Any, device: torch.device):
-        self.model, self.tokenizer, self.device = model, tokenizer, device
-        self.size = model.config.vision_config.image_size
-
-    def text_embeddings(self, texts: Sequence[str], batch_size: int) -> torch.Tensor:
-        rows = []
-        for start in range(0, len(texts), batch_size):
-            batch = [CLIP_PROMPT + text for text in texts[start : start + batch_size]]
-            tokens = self.tokenizer(batch, padding=True, truncation=True, max_length=77, return_tensors="pt").to(self.device)
-            rows.append(_pooled(self.model.get_text_features(**tokens)))
-        return torch.cat(rows)
-
-    def image_embeddings(self, images: Sequence[Any], batch_size: int) -> torch.Tensor:
-        rows = []
-        for start in range(0, len(images), batch_size):
-            pixels = torch.stack([clip_pixels(image, self.size) for image in images[start : start + batch_size]])
-            rows.append(_pooled(self.model.get_image_features(pixel_values=pixels.to(self.device))))
-        return torch.cat(rows)
-
-
-def _pooled(output: Any) -> torch.Tensor:
-    """transformers 5 wraps the projected embedding in a ModelOutput (``pooler_output``); older ones return it."""
-    return output if isinstance(output, torch.Tensor) else output.pooler_output
-
-
-def clip_pixels(image: Any, size: int) -> torch.Tensor:
-    """An RGB PIL image as CLIP's normalised 3 × size × size input: ``Resize(size, BICUBIC)`` (short side to
-    ``size``, long side ``int(size · long / short)``), ``CenterCrop(size)`` with offsets ``int(round(excess / 2))``."""
-    from PIL import Image
-
-    width, height = image.size
-    if width <= height:
-        new = (size, int(size * height / width))
-    else:
-        new = (int(size * width / height), size)
-    if new != (width, height):
-        image = image.resize(new, Image.Resampling.BICUBIC)
-    left, top = int(round((new[0] - size) / 2.0)), int(round((new[1] - size) / 2.0))
-    image = image.crop((left, top, left + size, top + size))
-    array = (np.asarray(image, dtype=np.float32) / 255.0 - CLIP_MEAN) / CLIP_STD
-    return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1)))
-
-
-def load_clip(clip_model: str, device: torch.device) -> ClipFeatures:
-    """transformers' ``CLIPModel`` ``clip_model`` (fp32, cached process-wide) and its tokenizer, as :class:`ClipFeatures`."""
-    return ClipFeatures(load_hf_model(clip_model, device=device), load_hf_tokenizer(clip_model, model_max_length=77), device)
-
-
-# --------------------------------------------------------------------------- random stand-ins (examples, tests)
-
-
-def save_random_clip(folder: str | os.PathLike, *, seed: int = 0, projection_dim: int = 16) -> str:
-    """A tiny random ``CLIPModel`` (ViT with 32-px patches on 224-px inputs) and a small lower-case BPE tokenizer,
-    saved to ``folder`` as transformers checkpoints: an offline stand-in for ``openai/clip-vit-base-patch32``."""
-    from transformers import CLIPConfig, CLIPModel, CLIPTokenizer
-
-    letters = [chr(c) for c in range(97, 123)] + list(".,'!?-0123456789")
-    vocab: dict[str, int] = {}
-    for piece in [*letters, *(c + "</w>" for c in letters)]:
-        vocab.setdefault(piece, len(vocab))
-    merges = [("t", "h"), ("th", "e</w>"), ("a", "n"), ("i", "n"), ("in", "g</w>")]
-    for left, right in merges:
-        vocab.setdefault(left + right, len(vocab))
-    bos, eos = len(vocab), len(vocab) + 1
-    vocab.update({"<|startoftext|>": bos, "<|endoftext|>": eos})
-    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)  # type: ignore[arg-type]  # pairs are accepted
-    config = CLIPConfig(
-        text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-                     "num_attention_heads": 4, "max_position_embeddings": 77, "bos_token_id": bos, "eos_token_id": eos,
-                     "pad_token_id": eos},
-        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-                       "image_size": 224, "patch_size": 32},
-        projection_dim=projection_dim)
-    torch.manual_seed(seed)
-    CLIPModel(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+# --------------------------------------------------------------------------- a random stand-in (examples, tests)
 
 
 def save_random_polos(folder: str | os.PathLike, text_model: str, clip_model: str, *, seed: int = 0,
-                      hidden_sizes: Sequence[int] = (64, 32), batch_size: int = 8) -> str:
+                      hidden_sizes: Sequence[int] = (64, 32), batch_size: int = 8, clip_tensors: bool = True) -> str:
     """A Polos checkpoint in the released layout (``folder/polos.ckpt`` beside ``folder/hparams.yaml``): the
     weights of ``text_model`` (a transformers folder) under ``encoder.model.*``, a random ScalarMix and head
-    sized for it and ``clip_model``, and ``clip.*`` tensors (which capeval does not read). Returns the ``.ckpt``."""
+    sized for it and ``clip_model`` (a transformers CLIP folder), and, with ``clip_tensors``, ``clip_model``'s
+    weights under ``clip.*`` in OpenAI's layout. Returns the ``.ckpt``."""
     import argparse
 
     from transformers import AutoConfig, AutoModel
@@ -379,7 +297,8 @@ def save_random_polos(folder: str | os.PathLike, text_model: str, clip_model: st
         bound = width_in**-0.5
         state[f"ff.0.ff.linear_{k}.weight"] = (torch.rand(width_out, width_in, generator=generator) * 2 - 1) * bound
         state[f"ff.0.ff.linear_{k}.bias"] = (torch.rand(width_out, generator=generator) * 2 - 1) * bound
-    state.update({f"clip.{key}": value for key, value in clip.state_dict().items()})
+    if clip_tensors:
+        state.update({f"clip.{key}": value for key, value in transformers_to_openai(clip.state_dict()).items()})
     hparams = {"model": "PolosEstimator", "encoder_model": "BERT", "pretrained_model": str(text_model), "layer": "mix",
                "pool": "cls", "activations": "Tanh", "final_activation": False,
                "hidden_sizes": ",".join(map(str, hidden_sizes)), "batch_size": batch_size}

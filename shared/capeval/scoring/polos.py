@@ -24,12 +24,11 @@ from typing import Annotated, Any, Iterator, Sequence
 import torch
 
 from ..backbones.common import length_batches, pad_ids
-from ..backbones.polos import RELEASED_CHECKPOINT, PolosModel, load_clip, load_polos, polos_features
+from ..backbones.polos import CLIP_PROMPT, RELEASED_CHECKPOINT, PolosModel, load_polos, polos_features
 from ..declaration import Opt
 from ..inputs import device_option, int_option, path_option
 from ..models import cached, model_id, resolve_device
 from ..progress import progress
-from ..vision.images import image_digest, load_image
 from .protocol import CaptionScorer, Scores
 
 DEFAULT_CLIP = "openai/clip-vit-base-patch32"
@@ -71,7 +70,8 @@ class PolosScorer(CaptionScorer):
 
     Example (a random head over all-MiniLM-L6-v2 and a tiny random CLIP; ``metrics/polos`` has the module):
         >>> import tempfile
-        >>> from capeval.backbones.polos import save_random_clip, save_random_polos
+        >>> from capeval.backbones.clip import save_random_clip
+        >>> from capeval.backbones.polos import save_random_polos
         >>> from capeval.declaration import minilm_path
         >>> from capeval.samples import sample_image
         >>> folder = tempfile.mkdtemp()
@@ -79,7 +79,7 @@ class PolosScorer(CaptionScorer):
         >>> scorer = PolosScorer(save_random_polos(f"{folder}/reprod", minilm_path(), clip), clip_model=clip, device="cpu")
         >>> out = scorer.score(["a dog runs"], [["a dog running", "two men riding horses"]], images=[str(sample_image())])
         >>> round(out["polos"][0], 4)
-        0.4409
+        0.4453
     """
 
     metric, title = "polos", "Polos"
@@ -91,7 +91,8 @@ class PolosScorer(CaptionScorer):
                                                       "beside it, their folder, or reprod.zip (path or URL)")] = RELEASED_CHECKPOINT,
                  *, text_model: Annotated[str | None, Opt("hub id or folder giving the RoBERTa's config and tokenizer "
                                                           "(default: the checkpoint's pretrained_model); weights come from the checkpoint")] = None,
-                 clip_model: Annotated[str, Opt("hub id or folder of a transformers CLIPModel (OpenAI ViT-B/32 in the release)")] = DEFAULT_CLIP,
+                 clip_model: Annotated[str, Opt("hub id or folder of a transformers CLIPModel (OpenAI ViT-B/32 in the release): its config "
+                                                "and tokenizer; weights come from the checkpoint's clip.* tensors")] = DEFAULT_CLIP,
                  mode: Annotated[str, Opt("`item`: each caption alone with all its references (the definition); `code`: the released "
                                           "predict()'s batches (shared ScalarMix statistics, references cut to the batch minimum)",
                                           choices=MODES)] = "item",
@@ -109,9 +110,9 @@ class PolosScorer(CaptionScorer):
 
     @property
     def model(self) -> PolosModel:
-        """The checkpoint's RoBERTa, tokenizer and head (cached process-wide)."""
-        return cached(("polos", self.checkpoint, self.text_model, str(self.device)),
-                      lambda: load_polos(self.checkpoint, self.text_model, self.device))
+        """The checkpoint's RoBERTa, tokenizer, head and CLIP (cached process-wide)."""
+        return cached(("polos", self.checkpoint, self.text_model, self.clip_model, str(self.device)),
+                      lambda: load_polos(self.checkpoint, self.text_model, self.clip_model, self.device))
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
@@ -181,19 +182,14 @@ class PolosScorer(CaptionScorer):
                     reference_parts.append(self.sentence_vectors(statistics, slot, slot))
         return pairs, torch.cat(candidate_parts), torch.cat(reference_parts)
 
-    def clip_features(self, texts: list[str], images: list, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
-        """CLIP embeddings of ``texts`` and of each distinct image, and each caption's row among the images."""
-        clip = load_clip(self.clip_model, self.device)
-        keys = [image_digest(image, name=f"images[{i}]") for i, image in enumerate(images)]
-        first: dict[str, int] = {}
-        for i, key in enumerate(keys):
-            first.setdefault(key, i)
-        distinct = [load_image(images[i], name=f"images[{i}]", max_side=None) for i in first.values()]
-        image_row = {key: n for n, key in enumerate(first)}
-        with torch.inference_mode():
-            text_features = clip.text_embeddings(texts, batch_size).float().cpu()
-            image_features = clip.image_embeddings(distinct, batch_size).float().cpu()
-        return text_features, image_features, [image_row[key] for key in keys]
+    def clip_features(self, texts: list[str], images: list, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unnormalised CLIP embeddings of ``"A photo depicts " + text`` per text and of each image (each distinct
+        one encoded once), with the released preprocessing and tokenization (CLIP-S's ``mode="code"``) of images
+        converted to RGB first, as the released ``predict`` receives them."""
+        clip = self.model.clip
+        text_features = clip.text_features([CLIP_PROMPT + text for text in texts], mode="code", batch_size=batch_size)
+        image_features = clip.image_features(images, mode="code", batch_size=batch_size, rgb_first=True)
+        return torch.from_numpy(text_features).float(), torch.from_numpy(image_features).float()
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """Polos in [0, 1] per caption, in input order (``batch_size``: texts or images per forward pass)."""
@@ -203,14 +199,14 @@ class PolosScorer(CaptionScorer):
         texts = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
         row = {text: i for i, text in enumerate(texts)}
         pairs, candidate_vectors, reference_vectors = self.pair_vectors(predictions, references, texts, batch_size, show_progress)
-        text_features, image_features, image_rows = self.clip_features(texts, images, batch_size)
+        text_features, image_features = self.clip_features(texts, images, batch_size)
 
         best = [float("-inf")] * len(predictions)
         with torch.inference_mode():
             for start in range(0, len(pairs), HEAD_BATCH_SIZE):
                 chunk = pairs[start : start + HEAD_BATCH_SIZE]
                 features = polos_features(candidate_vectors[start : start + len(chunk)], reference_vectors[start : start + len(chunk)],
-                                          image_features[[image_rows[i] for i, _ in chunk]],
+                                          image_features[[i for i, _ in chunk]],
                                           text_features[[row[predictions[i]] for i, _ in chunk]],
                                           text_features[[row[ref] for _, ref in chunk]])
                 for (i, _), value in zip(chunk, self.model.head(features.to(self.device)).cpu().tolist()):
