@@ -105,3 +105,15 @@ def test_hf_mode_differs_where_the_released_preprocessing_does(tiny_clip):
     assert code.score(["a dog"], images=[rgba])["clip_s"] != hf.score(["a dog"], images=[rgba])["clip_s"]
     entities = [CAPTIONS[3]]
     assert code.score(entities, images=[zoo["RGB"]])["clip_s"] != hf.score(entities, images=[zoo["RGB"]])["clip_s"]
+
+
+def test_rgb_first_converts_before_the_released_preprocessing(tiny_clip):
+    # Polos' released usage passes Image.open(path).convert("RGB") to CLIP's preprocess.
+    encoder = load_clip_encoder(tiny_clip, device="cpu")
+    zoo = image_zoo()
+    names = ["RGBA", "P", "CMYK"]
+    stored = encoder.pixels([zoo[name] for name in names], mode="code", names=names)
+    converted = encoder.pixels([zoo[name] for name in names], mode="code", names=names, rgb_first=True)
+    expected = np.stack([preprocess(zoo[name].convert("RGB")).numpy() for name in names])
+    np.testing.assert_allclose(converted, expected, atol=1e-6, rtol=0)
+    assert all(np.abs(stored[i] - converted[i]).max() > 1e-2 for i in range(len(names)))
