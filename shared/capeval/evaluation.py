@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 
 from .inputs import check_inputs, validate_predictions
 from .scoring.protocol import CaptionScorer, Scores
+from .text.call_cache import shared_text_work
 
 #: What ``metrics=`` may name besides a list of specs.
 METRIC_SETS = ("offline", "all")
@@ -200,14 +201,15 @@ def evaluate_runs(runs: Sequence[MetricRun], predictions: list[str], references:
     from .registry import idf_note
 
     all_scores = []
-    for run in runs:
-        visual = {"images": images, "region_features": region_features} if run.scorer.needs_images else {}
-        try:
-            scores = score(run.scorer, predictions, references, batch_size=batch_size, show_progress=show_progress, **visual)
-        except ValueError as error:
-            raise ValueError(f"{run.label}: {error}") from None
-        run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
-        all_scores.append(scores)
+    with shared_text_work():  # the text metrics tokenize the references and count their n-grams once
+        for run in runs:
+            visual = {"images": images, "region_features": region_features} if run.scorer.needs_images else {}
+            try:
+                scores = score(run.scorer, predictions, references, batch_size=batch_size, show_progress=show_progress, **visual)
+            except ValueError as error:
+                raise ValueError(f"{run.label}: {error}") from None
+            run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
+            all_scores.append(scores)
     corpus_names = flat_keys(runs, [list(scores.corpus) for scores in all_scores])
     column_names = flat_keys(runs, [list(scores) for scores in all_scores])
     corpus = {names[key]: float(value) for names, scores in zip(corpus_names, all_scores) for key, value in scores.corpus.items()}
