@@ -229,12 +229,10 @@ def cider_d_scores(candidates: list[str], references: list[list[str]], n: int, s
         counts = counts_of[sentence]
         vec = {gram: tf * idf[gram] for gram, tf in counts.items()}
         squares = [0.0] * n
-        bigrams = 0
         for gram, value in vec.items():
             squares[len(gram) - 1] += value * value
-            if len(gram) == 2:
-                bigrams += counts[gram]
-        # The toolkit's "length" counts bigrams (its index 1), a quirk kept for parity.
+        # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
+        bigrams = max(0, len(sentence.split()) - 1) if n > 1 else 0
         vector_of[sentence] = result = (vec, [math.sqrt(x) for x in squares], bigrams)
         return result
 
@@ -246,9 +244,10 @@ def cider_d_scores(candidates: list[str], references: list[list[str]], n: int, s
             vec_ref, norm_ref, length_ref = vector(ref)
             penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
             products = [0.0] * n
-            for gram in vec.keys() & vec_ref.keys():
-                value_ref = vec_ref[gram]
-                products[len(gram) - 1] += min(vec[gram], value_ref) * value_ref
+            for gram, weight in vec.items():  # in the toolkit's order, so the sums are its sums to the last bit
+                if gram in vec_ref:
+                    value_ref = vec_ref[gram]
+                    products[len(gram) - 1] += min(weight, value_ref) * value_ref
             for k in range(n):
                 value = products[k]
                 if norm[k] != 0 and norm_ref[k] != 0:
