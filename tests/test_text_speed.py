@@ -89,3 +89,18 @@ def test_text_metrics_import_no_torch():
     scored = run_python("import json; from capeval.cli import main; "
                         "main(['score', '--metric', 'bleu', '--metric', 'rouge', '--metric', 'cider']); " + checks)
     assert "- bleu: mean" in scored.stdout and json.loads(scored.stdout.splitlines()[-1]) == ["scipy.stats"]  # Kendall τ of the sample's human scores
+
+
+def test_meteor_starts_its_jvm_first_and_is_scored_last(monkeypatch):
+    from capeval.scoring.coco import MeteorScorer
+    from capeval.scoring.protocol import Scores
+
+    events = []
+    monkeypatch.setattr(MeteorScorer, "start_in_background", lambda self: events.append("start jvm"))
+    monkeypatch.setattr(MeteorScorer, "score", lambda self, predictions, references=None, **_: (
+        events.append("meteor"), Scores({"meteor": [0.5] * len(predictions)}, corpus={"meteor": 0.5}))[1])
+    original_bleu = BleuScorer.score
+    monkeypatch.setattr(BleuScorer, "score", lambda self, *args, **kwargs: (events.append("bleu"), original_bleu(self, *args, **kwargs))[1])
+    result = capeval.evaluate(CANDIDATES, REFERENCES, metrics=["meteor", "bleu"])
+    assert events == ["start jvm", "bleu", "meteor"]
+    assert list(result.columns) == ["meteor", "bleu"] and result.columns["meteor"] == [0.5] * 3

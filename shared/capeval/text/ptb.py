@@ -137,7 +137,7 @@ TOKEN = re.compile(rf"""
 SMILEY_TOKEN, ELLIPSIS_TOKEN = re.compile(SMILEY), re.compile(ELLIPSIS)
 # Most captions are ASCII words and spaces, perhaps with one final period: the lexer splits them on the spaces,
 # so they skip the token loop (only a final word with its period needs the lexer's rules).
-PLAIN_LINE = re.compile(r"([A-Za-z0-9 ]*?)(?:([A-Za-z0-9]+)\.)?( *)")
+PLAIN_LINE = re.compile(r"[A-Za-z0-9 ]*(?:[A-Za-z0-9]\. *)?")
 
 
 def word_with_period(word: str, following: str) -> tuple[str, bool]:
@@ -168,8 +168,8 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     lexer looks across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line
     that starts with "A " or "The ", as most captions do.
     """
-    if plain := PLAIN_LINE.fullmatch(sentence):
-        return plain_line_tokens(*plain.groups(), following)
+    if PLAIN_LINE.fullmatch(sentence):
+        return plain_line_tokens(sentence, following)
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
     sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
@@ -202,15 +202,19 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     return tokens
 
 
-def plain_line_tokens(words: str, word_before_period: str | None, trailing_spaces: str, following: str) -> list[str]:
-    """:func:`ptb_tokens` of a line of ASCII words and spaces (``words``), then perhaps a word with a final period."""
-    tokens = [part for word in words.lower().split() for part in SPLIT_WORDS.get(word, (word,))]
-    if word_before_period is not None:
-        token, gives_back_period = word_with_period(word_before_period + ".", trailing_spaces + following)
-        tokens += SPLIT_WORDS.get(token, (token,))
-        if gives_back_period:
-            tokens.append(".")
-    return tokens
+def plain_line_tokens(line: str, following: str) -> list[str]:
+    """:func:`ptb_tokens` of a line of ASCII words and spaces, perhaps with a period right after the last word."""
+    stripped = line.rstrip(" ")
+    if not stripped.endswith("."):
+        return split_words(stripped.lower().split())
+    *words, last = stripped[:-1].split()
+    token, gives_back_period = word_with_period(last + ".", line[len(stripped):] + following)
+    return split_words([word.lower() for word in words] + [token]) + (["."] if gives_back_period else [])
+
+
+def split_words(tokens: list[str]) -> list[str]:
+    """The tokens with "cannot", "gonna", ... split in two, as the lexer splits them."""
+    return [part for token in tokens for part in SPLIT_WORDS.get(token, (token,))]
 
 
 def coco_tokenize(sentence: str, following: str = "") -> str:
