@@ -113,8 +113,9 @@ def main() -> None:
             diff = max(abs(a - b) for a, b in zip(loop, batched[:k]))
             print(f"| {label} | one by one | {k} | {k / t_loop:.1f} | {t_loop:.1f} | {loop_peak:.0f} |")
             print(f"| {label} | batched ({args.batch_size or 'default'}) | {len(captions)} | {len(captions) / t_batch:.1f} | {t_batch:.1f} | {batch_peak:.0f} |")
-            summary.append(f"{label}: batched / one-by-one = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
+            summary.append(f"{label}: batched / one-by-one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
         print("\n" + "\n".join(summary))
+        print(f"load average (1 min): {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
