@@ -244,10 +244,10 @@ def cider_d_scores(candidates: list[str], references: list[list[str]], n: int, s
             vec_ref, norm_ref, length_ref = vector(ref)
             penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
             products = [0.0] * n
-            for gram, weight in vec.items():  # in the toolkit's order, so the sums are its sums to the last bit
-                if gram in vec_ref:
-                    value_ref = vec_ref[gram]
-                    products[len(gram) - 1] += min(weight, value_ref) * value_ref
+            # The shared grams in the candidate's order (the toolkit's), so the sums are its sums to the last bit.
+            for gram in [gram for gram in vec if gram in vec_ref]:
+                value_ref = vec_ref[gram]
+                products[len(gram) - 1] += min(vec[gram], value_ref) * value_ref
             for k in range(n):
                 value = products[k]
                 if norm[k] != 0 and norm_ref[k] != 0:
