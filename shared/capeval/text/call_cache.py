@@ -6,9 +6,11 @@ harness and the Trainer hook score inside one; a scorer used alone computes ever
 >>> from capeval.text.ptb import ptb_tokenize
 >>> with shared_text_work():
 ...     first = ptb_tokenize(["A dog runs."])
-...     again = ptb_tokenize(["A dog runs."])   # the same tokenization, not a second run
->>> first == again == ["a dog runs"], call_table("ptb") == {}
-(True, True)
+...     again = ptb_tokenize(["A dog runs."])  # read from the call's table, not tokenized again
+...     call_table(("ptb", "python"))
+{('A dog runs.',): ['a dog runs']}
+>>> first == again == ["a dog runs"], call_table(("ptb", "python"))  # outside a block nothing is kept
+(True, {})
 """
 
 from __future__ import annotations

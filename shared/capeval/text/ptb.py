@@ -276,6 +276,7 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
 
 
 def python_tokenize(sentences: tuple[str, ...]) -> list[str]:
+    """:func:`ptb_tokenize` in pure Python (``backend="python"``), every time it is called."""
     lines = [one_line(s) for s in sentences]
     # What follows a line, as far as the lexer looks: the next line and the line break after it.
     return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
