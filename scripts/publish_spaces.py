@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {p.name: p for root in (REPO / "metrics", REPO / "spaces") for p in sorted(root.iterdir())
            if (p / "app.py").is_file()}
 #: Files a Space shows that live elsewhere in the checkout, copied beside its app.py.
-EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "results" / "baselines").glob("results.json"))
+EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "results" / "baselines").glob("*.json"))
                + sorted((REPO / "results" / "baselines").glob("scatter_*.png"))}
 
 

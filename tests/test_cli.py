@@ -76,7 +76,7 @@ def test_score_coco_results_with_model_options(tmp_path, capsys):
     (["--results", "{unknown_ids}", "--annotations", "{annotations}"], "1 image id(s) not in"),
     (["--results", "{empty_caption}", "--annotations", "{annotations}"], "result 1 (image 1): empty caption"),
     (["--results", "{unknown_ids}"], "--results and --annotations go together"),
-    (["--metric", "bleu:max_order=2"], "--metric bleu:max_order=2: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']"),
+    (["--metric", "bleu:max_order=2"], "--metric bleu:max_order=2: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer', 'smoothing']"),
     (["--metric", "bleu:order=7"], "order must be one of (1, 2, 3, 4)"),
     (["--metric", "blue"], "no capeval metric 'blue'"),
     (["--offline", "nope"], "no offline configuration of ['nope']"),

@@ -47,7 +47,7 @@ def test_declared_choices_are_checked_however_a_scorer_is_built():
             build()
     with pytest.raises(ValueError, match="tokenizer must be one of"):
         RougeScorer(tokenizer="spacy")  # declared on the base class, checked for the subclass
-    assert [spec.name for spec in declared_options(BleuScorer)] == ["order", "tokenizer"]
+    assert [spec.name for spec in declared_options(BleuScorer)] == ["order", "tokenizer", "smoothing"]
 
 
 #: The registered metrics' scorers, and the plain BERTScore scorer that QACE builds.

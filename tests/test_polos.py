@@ -11,6 +11,8 @@ import torch
 from PIL import Image
 
 import capeval
+import capeval.backbones.polos
+import capeval.scoring.polos
 from capeval.backbones.polos import clip_pixels, save_random_clip, save_random_polos
 from capeval.models import ModelUnavailableError
 from capeval.samples import sample_image
@@ -153,8 +155,9 @@ def test_item_mode_is_predict_with_batch_size_one(polos_files):
     assert abs(ours[0] - ours[3]) > 1e-4  # one caption, other references: another score
 
 
-@pytest.mark.parametrize("batch_size", [3, 4])
-def test_code_mode_is_predict_with_its_batches(polos_files, batch_size):
+@pytest.mark.parametrize("batch_size, chunk", [(3, 256), (4, 256), (3, 1)])
+def test_code_mode_is_predict_with_its_batches(polos_files, monkeypatch, batch_size, chunk):
+    monkeypatch.setattr(capeval.scoring.polos, "CODE_CHUNK_ITEMS", chunk)  # 1: each predict() batch encoded apart
     scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu", mode="code",
                          predict_batch_size=batch_size)
     ours = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])["polos"]
@@ -217,14 +220,17 @@ def test_every_option_changes_the_scores(polos_files, tmp_path):
                                                                       clip_model=polos_files["clip_other"]), atol=1e-5, rtol=0)
 
 
-def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch):
-    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
-    seen = []
-    original = PolosScorer.text_statistics
-    monkeypatch.setattr(PolosScorer, "text_statistics", lambda self, texts, *a: seen.append(texts) or original(self, texts, *a))
+@pytest.mark.parametrize("mode", ["item", "code"])
+def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, mode):
+    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu", mode=mode)
+    encoded, embedded = [], []
+    original = PolosScorer.encoded_batches
+    monkeypatch.setattr(PolosScorer, "encoded_batches", lambda self, texts, *a: encoded.extend(texts) or original(self, texts, *a))
+    monkeypatch.setattr(capeval.backbones.polos.ClipFeatures, "image_embeddings",
+                        lambda self, images, batch_size: embedded.extend(images) or torch.zeros((len(images), 16)))
     scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])
-    (texts,) = seen
-    assert len(texts) == len(set(texts)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
+    assert len(encoded) == len(set(encoded)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
+    assert len(embedded) == 2  # four captions of two images
 
 
 def test_crop_offset_rounds_half_to_even():
@@ -254,6 +260,18 @@ def test_bad_inputs_and_options_raise_clear_errors(polos_files, tmp_path):
     shutil.copy(polos_files["checkpoint"], lonely / "other.ckpt")
     with pytest.raises(ModelUnavailableError, match="holds 2 .ckpt files"):
         PolosScorer(str(lonely), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
+    import yaml
+
+    other_layer = tmp_path / "other_layer"
+    other_layer.mkdir()
+    shutil.copy(polos_files["checkpoint"], other_layer / "polos.ckpt")
+    hparams = yaml.safe_load((Path(polos_files["checkpoint"]).parent / "hparams.yaml").read_text())
+    (other_layer / "hparams.yaml").write_text(yaml.safe_dump({**hparams, "layer": 3}))
+    with pytest.raises(ModelUnavailableError, match="describes .*'layer': 3.*; capeval reproduces the released"):
+        PolosScorer(str(other_layer), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
+    (tmp_path / "broken.zip").write_bytes(b"not a zip")
+    with pytest.raises(ModelUnavailableError, match="is not a zip archive like the released reprod.zip"):
+        PolosScorer(str(tmp_path / "broken.zip"), clip_model=polos_files["clip"], device="cpu").score(["a cat"], [["a cat"]], images=polos_files["images"][:1])
     module = capeval.load("polos", checkpoint=polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
     with pytest.raises(ValueError, match="got 1 predictions but 2 images"):
         module.compute(predictions=["a cat"], references=[["a cat"]], images=polos_files["images"][:2])

@@ -32,7 +32,7 @@ def test_each_module_only_declares_its_scorer(name):
 
 
 def test_unknown_option_lists_the_valid_ones():
-    with pytest.raises(TypeError, match=r"Bleu: unknown option\(s\) \['ordr'\]; valid options: \['order', 'tokenizer'\]"):
+    with pytest.raises(TypeError, match=r"Bleu: unknown option\(s\) \['ordr'\]; valid options: \['order', 'tokenizer', 'smoothing'\]"):
         load("bleu", ordr=2)
     assert scorer_options(METRICS["cider"].scorer_class()) == ["tokenizer", "sigma", "idf"]
 

@@ -59,10 +59,11 @@ Examples:
 
     bert_score ships baselines for its own models only; others need a baseline file:
 
-    >>> capeval.load("bertscore", model_name=minilm_path(), layer=6, rescale_with_baseline=True)
-    Traceback (most recent call last):
-    ...
-    ValueError: bert_score ships no English baseline for '...'; pass baseline_path= (a TSV of LAYER,P,R,F rows) or rescale_with_baseline=False
+    >>> try:
+    ...     capeval.load("bertscore", model_name=minilm_path(), layer=6, rescale_with_baseline=True)
+    ... except ValueError as error:
+    ...     print(str(error).split("; ")[1])
+    pass baseline_path= (a TSV of LAYER,P,R,F rows) or rescale_with_baseline=False
 """
 
 

@@ -27,6 +27,13 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it, so it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def refuse_existing(target: str | os.PathLike, *, overwrite: bool) -> None:
     """``FileExistsError`` unless ``overwrite`` or ``target`` is absent (or an empty folder)."""
     target = Path(target)
@@ -67,6 +74,7 @@ def partial_file(target: str | os.PathLike, *, mode: str = "wb", overwrite: bool
         text = "b" not in mode
         with os.fdopen(handle, mode, encoding="utf-8" if text else None, newline="" if text else None) as out:
             yield out
+        os.chmod(partial, 0o666 & ~current_umask())  # mkstemp's 0600 would leave results unreadable to others
         os.replace(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -11,8 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Callable
 
 from .usage import RenamedFlag, UsageError
+
+if TYPE_CHECKING:
+    from .scoring.protocol import Scores
 
 #: Above this many rows the per-caption table goes to --output only.
 PRINTED_ROWS = 20
@@ -116,15 +120,17 @@ def run_score(args: argparse.Namespace) -> int:
     runs = metric_runs(args)
     rows, source = read_input(args)
     visual = visual_inputs(args, rows, runs)
-    score = score_checked
+    score: Callable[..., Scores] = score_checked
     if args.engine == "ray":
         from .distributed import score_on_ray
 
-        def score(scorer, predictions, references, **inputs):
+        def on_ray(scorer, predictions, references, **inputs):
             if inputs.get("images") is not None or inputs.get("region_features") is not None:
                 raise UsageError("--engine ray scores text metrics here; for image metrics use capeval.distributed.score_dataset")
             return score_on_ray(scorer, predictions, references if scorer.needs_references else None,
                                 ray_address=args.ray_address)
+
+        score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
     result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
     for run in runs:

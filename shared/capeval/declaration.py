@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -47,7 +48,18 @@ class OptionSpec:
 
 
 def _type_text(annotation: Any) -> str:
-    text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+    """An annotation as the cards show it: unions as ``A | B``, classes outside the builtins with their module.
+
+    >>> _type_text(typing.Optional[typing.Sequence[str]]), _type_text(int | inspect.Parameter)
+    ('Sequence[str] | None', 'int | inspect.Parameter')
+    """
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # typing's Optional[X] reads X | None too
+        return " | ".join(_type_text(arg) for arg in typing.get_args(annotation))
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type):
+        return annotation.__name__ if annotation.__module__ == "builtins" else f"{annotation.__module__}.{annotation.__qualname__}"
+    text = str(annotation)
     return text.replace("typing.", "").replace("collections.abc.", "").replace("NoneType", "None")
 
 
@@ -57,9 +69,9 @@ def declared_options(scorer_class: type) -> tuple[OptionSpec, ...]:
 
     >>> from capeval.scoring.coco import BleuScorer
     >>> [(o.name, o.default, o.choices) for o in declared_options(BleuScorer)]
-    [('order', 4, (1, 2, 3, 4)), ('tokenizer', 'ptb', ('ptb', 'ptb-java', 'none'))]
+    [('order', 4, (1, 2, 3, 4)), ('tokenizer', 'ptb', ('ptb', 'ptb-java', 'none')), ('smoothing', 'coco', ('coco', 'none'))]
     """
-    init = scorer_class.__init__
+    init = scorer_class.__init__  # type: ignore[misc]  # the class's own signature is what is declared
     hints = typing.get_type_hints(init, include_extras=True)
     specs = []
     for parameter in inspect.signature(init).parameters.values():
@@ -126,8 +138,8 @@ def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> 
     Traceback (most recent call last):
     ValueError: order must be one of (1, 2, 3, 4), got 5 (int)
     """
-    bound = inspect.signature(scorer_class.__init__).bind_partial(None, *args, **options).arguments
+    bound = inspect.signature(scorer_class.__init__).bind_partial(  # type: ignore[misc]
+        None, *args, **options).arguments
     for spec in declared_options(scorer_class):
         if spec.choices is not None and spec.name in bound:
             choice_option(spec.name, bound[spec.name], spec.choices)
-

@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 
 from .inputs import check_inputs
-from .registry import build_scorer
+from .registry import resolve
 from .declaration import MERGE_MEAN, MERGE_SUM
 from .scoring.protocol import CaptionScorer, Scores, shape_result
 from .vision.regions import load_feature_table
@@ -81,13 +81,12 @@ def connect(address: str | None = None):
     return ray
 
 
-def make_scorer(metric: str | CaptionScorer, **options: Any) -> CaptionScorer:
-    """A registry metric's scorer built with ``options``, or a scorer instance as it is."""
-    if isinstance(metric, CaptionScorer):
-        if options:
-            raise TypeError(f"options {sorted(options)} go with a metric name, not with a scorer instance")
-        return metric
-    return build_scorer(metric, options)
+def make_scorer(metric: Any, **options: Any) -> CaptionScorer:
+    """The scorer of a metric spec (:func:`capeval.registry.resolve`: a name with ``options``, ``"name:k=v"``, a
+    scorer instance as it is)."""
+    if isinstance(metric, CaptionScorer) and options:
+        raise TypeError(f"options {sorted(options)} go with a metric name, not with a scorer instance")
+    return resolve(metric, options)
 
 
 def batch_inputs(scorer: CaptionScorer, table: pa.Table, *, batch_size: int | None = None) -> dict[str, Any]:

@@ -134,17 +134,18 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def _discard_failed_call(self) -> None:
         """Forget what a failed ``compute`` left: the Arrow writer, its cache files and locks, the chosen feature format."""
-        paths = [*(getattr(self, "file_paths", None) or []), *([self.cache_file_name] if self.cache_file_name else [])]
+        state: Any = self  # evaluate's writer state, set by EvaluationModule as it goes
+        paths = [*(getattr(state, "file_paths", None) or []), *([state.cache_file_name] if state.cache_file_name else [])]
         for path in dict.fromkeys(paths):
             if os.path.exists(path):
                 os.remove(path)
-        for lock in [*(getattr(self, "filelocks", None) or []), *([self.filelock] if self.filelock else [])]:
+        for lock in [*(getattr(state, "filelocks", None) or []), *([state.filelock] if state.filelock else [])]:
             lock.release(force=True)
             if os.path.exists(lock.lock_file):
                 os.remove(lock.lock_file)
-        self.writer = self.buf_writer = self.data = self.filelock = self.cache_file_name = None
-        self.file_paths, self.filelocks = [], []
-        self.selected_feature_format = None
+        state.writer = state.buf_writer = state.data = state.filelock = state.cache_file_name = None
+        state.file_paths, state.filelocks = [], []
+        state.selected_feature_format = None
 
     def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
         """Score the call ``compute`` validated and shape the result: every capeval module takes exactly these keyword
@@ -153,7 +154,9 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         if self.num_process > 1:
             images, region_features = (per_prediction(name, values, len(predictions))
                                        for name, values in (("images", images), ("region_features", region_features)))
-        scores = self.scorer.score(predictions, references if self.needs_references else None, images=images,
+        # Optional references (RefCLIP-S) come back from evaluate's table as an empty list per caption when none were given.
+        given = self.needs_references or (self.scorer.references_optional and any(references or []))
+        scores = self.scorer.score(predictions, references if given else None, images=images,
                                    region_features=region_features, batch_size=batch_size, show_progress=show_progress)
         return shape_result(self.scorer, scores)
 

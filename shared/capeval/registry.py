@@ -30,7 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from .scoring.protocol import CaptionScorer
 
 #: The entry-point group through which other packages add metrics.
 ENTRY_POINT_GROUP = "capeval.scorers"
@@ -49,7 +52,7 @@ class MetricEntry:
     #: The evaluate module folder; ``None`` for a metric added through an entry point (one is written on demand).
     folder: str | None = None
 
-    def scorer_class(self) -> type:
+    def scorer_class(self) -> type[CaptionScorer]:
         module, _, name = self.scorer.partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -197,7 +200,7 @@ def build_scorer(name: str, options: dict | None = None):
 
     >>> build_scorer("bleu", {"max_order": 2})
     Traceback (most recent call last):
-    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']
+    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer', 'smoothing']
     """
     from .scoring.protocol import build_checked
 
@@ -241,8 +244,8 @@ def idf_note(scorer, num_captions: int | None = None) -> str:
     >>> idf_note(CiderScorer(idf="flickr8k"))
     'IDF from the Flickr8k references shipped with capeval'
     """
-    idf = getattr(scorer, "idf", "corpus")
-    if idf != "corpus":
+    idf = getattr(scorer, "idf", "corpus")  # a shipped corpus's name, "corpus", or BERTScore's on/off
+    if isinstance(idf, str) and idf != "corpus":
         return f"IDF from the {idf.capitalize()} references shipped with capeval"
     if not scorer.corpus_dependent or num_captions is None:
         return ""

@@ -79,7 +79,9 @@ def openai_state(tiny_clip) -> dict[str, torch.Tensor]:
     """Random weights written directly in OpenAI CLIP's layout at the small CLIP's sizes."""
     import json
 
-    vocab_size = len(json.loads(open(f"{tiny_clip}/vocab.json", encoding="utf-8").read()))
+    from pathlib import Path
+
+    vocab_size = len(json.loads(Path(tiny_clip, "vocab.json").read_text(encoding="utf-8")))
     generator = torch.Generator().manual_seed(1)
 
     def normal(*shape, std=0.05, mean=0.0):

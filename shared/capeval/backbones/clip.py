@@ -6,7 +6,7 @@ do not reproduce. Mode ``"code"`` (:func:`released_token_ids`, :func:`released_p
 does:
 
 * text: ftfy's ``fix_text``, HTML entities unescaped twice, whitespace collapsed, lower-cased, then CLIP's BPE;
-  ``<|startoftext|>`` ids ``<|endoftext|>``, cut to 77 ids with the last one forced to ``<|endoftext|>``;
+  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to 77 with the last one forced to ``<|endoftext|>``;
 * images: opened as stored (no EXIF rotation), resized (bicubic, short side 224, long side truncated) and
   center-cropped (offset rounded half to even) **in the image's own mode**, only then converted to RGB (palette
   and 1-bit images are resized nearest-neighbour, RGBA premultiplied and its alpha then dropped), scaled to
@@ -200,7 +200,7 @@ class ClipEncoder:
     projected features, batched; text features stay in a bounded cache (keyed by token ids) across calls."""
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None):
-        self.model = model
+        self.model: Any = model  # a CLIPModel: its text_projection and vision_model are called
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
@@ -250,7 +250,7 @@ class ClipEncoder:
     def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int) -> np.ndarray:
         """One projected feature row per image (in the model's dtype), each distinct image decoded and encoded once."""
         digests = [image_digest(item, name=f"images[{i}]") for i, item in enumerate(images)]
-        first = {}
+        first: dict[str, int] = {}
         for i, digest in enumerate(digests):
             first.setdefault(digest, i)
         distinct = list(first.values())
@@ -331,9 +331,11 @@ SMALL_VOCABULARY = ("a", "photo", "depicts", "dog", "cat", "runs", "on", "the", 
 
 
 def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_VOCABULARY, hidden_size: int = 32,
-                     layers: int = 2, heads: int = 4, projection_dim: int = 16, patch_size: int = 32, seed: int = 0) -> str:
+                     vision_width: int | None = None, layers: int = 2, heads: int = 4, projection_dim: int = 16,
+                     patch_size: int = 32, seed: int = 0) -> str:
     """Save a randomly initialised CLIP with ViT-B/32's input layout (224 pixels, 77 ids) and a small BPE vocabulary
     (:func:`bpe_files`) to ``folder``, loadable like a hub checkpoint (model, tokenizer, image processor).
+    ``vision_width`` (default ``hidden_size``) is the image tower's width, its heads as wide as the text's.
 
     >>> import tempfile
     >>> from transformers import CLIPModel
@@ -352,10 +354,16 @@ def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_
     tokenizer = CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"), model_max_length=CONTEXT_LENGTH)
     tokenizer.save_pretrained(folder)
     start, end = vocab[START_OF_TEXT], vocab[END_OF_TEXT]
-    block = dict(hidden_size=hidden_size, intermediate_size=4 * hidden_size, num_hidden_layers=layers, num_attention_heads=heads)
-    config = CLIPConfig(text_config=dict(block, vocab_size=len(vocab), max_position_embeddings=CONTEXT_LENGTH,
+    vision_width = vision_width or hidden_size
+
+    def tower(width: int) -> dict:
+        return dict(hidden_size=width, intermediate_size=4 * width, num_hidden_layers=layers,
+                    num_attention_heads=heads * width // hidden_size)
+
+    config = CLIPConfig(text_config=dict(tower(hidden_size), vocab_size=len(vocab), max_position_embeddings=CONTEXT_LENGTH,
                                          bos_token_id=start, eos_token_id=end, pad_token_id=end),
-                        vision_config=dict(block, image_size=IMAGE_SIZE, patch_size=patch_size), projection_dim=projection_dim)
+                        vision_config=dict(tower(vision_width), image_size=IMAGE_SIZE, patch_size=patch_size),
+                        projection_dim=projection_dim)
     torch.manual_seed(seed)
     CLIPModel(config).save_pretrained(folder)
     CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},

@@ -106,7 +106,11 @@ def checkpoint_files(source: str | os.PathLike) -> tuple[Path, Path]:
     ``.zip`` of such a folder (a local file or a URL, downloaded and extracted once)."""
     text = os.fspath(source)
     if is_url(text) or text.endswith(".zip"):
-        path = _extracted(resolve_checkpoint(text, what="Polos checkpoint archive"))
+        archive = resolve_checkpoint(text, what="Polos checkpoint archive")
+        if not zipfile.is_zipfile(archive):
+            raise ModelUnavailableError(f"{text!r} is not a zip archive like the released reprod.zip; pass that, the folder "
+                                        "it unpacks to, or a .ckpt with hparams.yaml beside it")
+        path = _extracted(archive)
     else:
         path = Path(text).expanduser()
     if path.is_dir():
@@ -126,14 +130,12 @@ def checkpoint_files(source: str | os.PathLike) -> tuple[Path, Path]:
 
 @dataclass(frozen=True)
 class PolosHparams:
-    """What ``hparams.yaml`` says about the forward pass."""
+    """What ``hparams.yaml`` says about the forward pass. capeval reproduces the released configuration
+    (``layer: mix``, ``pool: cls``, ``final_activation: False``); other values are refused."""
 
     pretrained_model: str
-    #: ``"mix"`` (ScalarMix over every hidden state) or the index of one hidden state.
-    layer: str | int
+    #: The head's hidden activation (``Tanh`` in the release).
     activation: str
-    #: The head's last activation before the extra sigmoid, ``None`` when the yaml says ``False``.
-    final_activation: str | None
     #: The batch size ``predict`` uses when given none (the training batch size).
     batch_size: int
 
@@ -147,18 +149,17 @@ class PolosHparams:
             raise ModelUnavailableError(f"{str(path)!r} is not readable YAML ({error})") from error
         if not isinstance(values, dict):
             raise ModelUnavailableError(f"{str(path)!r} is not a mapping of hyper-parameters")
-        model, pool = values.get("model", "PolosEstimator"), values.get("pool", "cls")
-        if model != "PolosEstimator" or pool != "cls":
-            raise ModelUnavailableError(f"{str(path)!r} describes model={model!r}, pool={pool!r}; capeval reproduces "
-                                        "the released PolosEstimator with pool='cls'")
-        layer = values.get("layer", "mix")
-        final = values.get("final_activation", "Sigmoid")
-        activations = [values.get("activations", "Tanh"), *([final] if final else [])]
-        for name in activations:
-            if name not in HEAD_ACTIVATIONS:
-                raise ModelUnavailableError(f"{str(path)!r} names the activation {name!r}; capeval supports {HEAD_ACTIVATIONS}")
-        return cls(str(values.get("pretrained_model", "princeton-nlp/sup-simcse-roberta-base")),
-                   layer if layer == "mix" else int(layer), activations[0], final or None, int(values.get("batch_size", 8)))
+        # Missing keys take the released ModelConfig defaults.
+        released = {"model": "PolosEstimator", "layer": "mix", "pool": "cls", "final_activation": False}
+        found = {"model": values.get("model"), "layer": values.get("layer", "mix"), "pool": values.get("pool", "avg"),
+                 "final_activation": values.get("final_activation", "Sigmoid")}
+        if found != released:
+            raise ModelUnavailableError(f"{str(path)!r} describes {found}; capeval reproduces the released {released}")
+        activation = values.get("activations", "Tanh")
+        if activation not in HEAD_ACTIVATIONS:
+            raise ModelUnavailableError(f"{str(path)!r} names the activation {activation!r}; capeval supports {HEAD_ACTIVATIONS}")
+        return cls(str(values.get("pretrained_model", "princeton-nlp/sup-simcse-roberta-base")), activation,
+                   int(values.get("batch_size", 8)))
 
 
 # --------------------------------------------------------------------------- the scoring head
@@ -181,25 +182,23 @@ class ScalarMix(nn.Module):
         mean = total / count[:, None]
         variance = (squares / count[:, None] - mean**2).clamp_min(0.0)
         normed = (first.double() - mean[..., None]) / torch.sqrt(variance + 1e-12)[..., None]
-        weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0).double()
-        return (self.gamma.double() * torch.einsum("k,gkh->gh", weights, normed)).float()
+        # The statistics stay on the CPU (in float64) wherever the model runs.
+        weights = torch.softmax(torch.cat(list(self.scalar_parameters)), dim=0).double().to(first.device)
+        return (self.gamma.double().to(first.device) * torch.einsum("k,gkh->gh", weights, normed)).float()
 
 
 class PolosHead(nn.Module):
-    """The layer mix and the feed-forward head ``ff.0.ff.linear_{1,2,3}`` (sizes read from the weights)."""
+    """The layer mix and the feed-forward head ``ff.0.ff.linear_{1,2,3}`` (sizes read from the weights): linear
+    layers with the hidden activation between them, then a sigmoid."""
 
-    def __init__(self, num_layers: int, sizes: Sequence[int], hparams: PolosHparams):
+    def __init__(self, num_layers: int, sizes: Sequence[int], activation: str):
         super().__init__()
-        self.scalar_mix = ScalarMix(num_layers) if hparams.layer == "mix" else None
+        self.scalar_mix = ScalarMix(num_layers)
         layers: list[nn.Module] = []
-        for i, (width_in, width_out) in enumerate(zip(sizes, sizes[1:])):
-            layers.append(nn.Linear(width_in, width_out))
-            last = i == len(sizes) - 2
-            if not last or hparams.final_activation:
-                layers.append(getattr(nn, hparams.final_activation if last else hparams.activation)())
-        layers.append(nn.Sigmoid())
+        for width_in, width_out in zip(sizes, sizes[1:]):
+            layers += [nn.Linear(width_in, width_out), getattr(nn, activation)()]
+        layers[-1] = nn.Sigmoid()
         self.ff = nn.Sequential(*layers)
-        self.layer = hparams.layer
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return self.ff(features).squeeze(-1)
@@ -220,13 +219,12 @@ def head_state(state: dict[str, torch.Tensor], hparams: PolosHparams) -> tuple[P
         raise ModelUnavailableError("The Polos checkpoint has no feed-forward head (ff.0.ff.linear_*)")
     sizes = [state[f"ff.0.ff.{linears[0]}.weight"].shape[1], *(state[f"ff.0.ff.{name}.weight"].shape[0] for name in linears)]
     num_layers = sum(key.startswith("scalar_mix.scalar_parameters.") for key in state)
-    head = PolosHead(num_layers, sizes, hparams)
+    head = PolosHead(num_layers, sizes, hparams.activation)
     linear_modules = [name for name, module in head.ff.named_children() if isinstance(module, nn.Linear)]
     renamed = {f"ff.{ours}.{kind}": state[f"ff.0.ff.{theirs}.{kind}"]
                for ours, theirs in zip(linear_modules, linears) for kind in ("weight", "bias")}
-    if head.scalar_mix is not None:
-        renamed.update({key: value for key, value in state.items()
-                        if key.startswith("scalar_mix.") and key.split(".")[1] in ("scalar_parameters", "gamma")})
+    renamed.update({key: value for key, value in state.items()
+                    if key.startswith("scalar_mix.") and key.split(".")[1] in ("scalar_parameters", "gamma")})
     return head, renamed
 
 
@@ -260,7 +258,7 @@ def load_polos(checkpoint: str, text_model: str | None, device: torch.device) ->
     load_checked(encoder, encoder_state, what=f"Polos checkpoint's text encoder (for {name!r})")
     head, head_tensors = head_state(state, hparams)
     load_checked(head, head_tensors, what="Polos checkpoint's head")
-    if head.scalar_mix is not None and len(head.scalar_mix.scalar_parameters) != encoder.config.num_hidden_layers + 1:
+    if len(head.scalar_mix.scalar_parameters) != encoder.config.num_hidden_layers + 1:
         raise ModelUnavailableError(f"the checkpoint mixes {len(head.scalar_mix.scalar_parameters)} hidden states but "
                                     f"{name!r} has {encoder.config.num_hidden_layers + 1}")
     tokenizer = load_hf_tokenizer(name)
@@ -343,7 +341,7 @@ def save_random_clip(folder: str | os.PathLike, *, seed: int = 0, projection_dim
         vocab.setdefault(left + right, len(vocab))
     bos, eos = len(vocab), len(vocab) + 1
     vocab.update({"<|startoftext|>": bos, "<|endoftext|>": eos})
-    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=77)  # type: ignore[arg-type]  # pairs are accepted
     config = CLIPConfig(
         text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
                      "num_attention_heads": 4, "max_position_embeddings": 77, "bos_token_id": bos, "eos_token_id": eos,

@@ -10,6 +10,7 @@ that part from the scorer, and a test keeps every card equal to its declaration
 |---|---|---|---|---|
 | `order` | int | `4` | `1`, `2`, `3`, `4` | which BLEU-n fills `scores` and the corpus value `bleu` |
 | `tokenizer` | str | `'ptb'` | `'ptb'`, `'ptb-java'`, `'none'` | PTB tokenization as the toolkit does it: `ptb` (pure Python), `ptb-java` (the CoreNLP jar) or `none` (text already tokenized) |
+| `smoothing` | str | `'coco'` | `'coco'`, `'none'` | per-caption BLEU: `coco` (the toolkit's tiny epsilons) or `none` (a zero n-gram precision gives 0, as NLTK's sentence BLEU) |
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, load_clip_encoder
 from ..declaration import Opt
 from ..inputs import device_option, number_option, path_option
 from ..models import model_id, resolve_device
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 #: Captions or images per forward pass.
@@ -47,6 +48,11 @@ def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np
     total = image_scores + reference_cosines
     safe = np.where(total == 0, 1, total).astype(total.dtype)
     return np.where(total == 0, 0, 2 * image_scores * reference_cosines / safe).astype(total.dtype)
+
+
+#: The options CLIP-S and PAC-S share.
+Prefix = Annotated[str, Opt("text put before every caption and reference")]
+ClipMode = Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transformers' processor as is", choices=("code", "hf"))]
 
 
 class ClipScoreScorer(CaptionScorer):
@@ -73,10 +79,7 @@ class ClipScoreScorer(CaptionScorer):
 
     def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)")] = 2.5,
-                 prefix: Annotated[str, Opt("text put before every caption and reference")] = "A photo depicts",
-                 mode: Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transformers' processor as is",
-                                           choices=("code", "hf"))] = "code",
-                 device: Annotated[str | None, Opt("torch device (default: CUDA when available)")] = None,
+                 prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: Annotated[Dtype, Opt("model precision; float16 is the released code's CUDA path",
                                              choices=("float32", "float16"))] = "float32"):
         self.model_name = path_option("model_name", model_name)
@@ -131,10 +134,7 @@ class PacScoreScorer(ClipScoreScorer):
     def __init__(self, *, checkpoint: Annotated[str | None, Opt("path or URL of PAC-S's clip_ViT-B-32.pth (required to score)")] = None,
                  model_name: Annotated[str, Opt("hub id or folder of the CLIP config and tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine")] = 2.0,
-                 prefix: Annotated[str, Opt("text put before every caption and reference")] = "A photo depicts",
-                 mode: Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transformers' processor as is",
-                                           choices=("code", "hf"))] = "code",
-                 device: Annotated[str | None, Opt("torch device (default: CUDA when available)")] = None,
+                 prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: Annotated[Dtype, Opt("model precision (the released PAC-S runs float32)",
                                              choices=("float32", "float16"))] = "float32"):
         super().__init__(model_name=model_name, w=w, prefix=prefix, mode=mode, device=device, dtype=dtype)

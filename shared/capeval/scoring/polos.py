@@ -19,7 +19,7 @@ distinct image once.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Sequence
+from typing import Annotated, Any, Iterator, Sequence
 
 import torch
 
@@ -38,21 +38,26 @@ MODES = ("item", "code")
 ENCODE_BATCH_SIZE = 64
 #: (candidate, reference) pairs per pass through the head.
 HEAD_BATCH_SIZE = 4096
+#: With mode="code", items whose texts are encoded together (rounded to whole predict() batches): the per-layer
+#: first-token vectors a chunk keeps are ~40 KB per text for RoBERTa-base.
+CODE_CHUNK_ITEMS = 256
 
 
 class TextStatistics:
-    """Per text: the first-token vector of every hidden state (K × H) and the sums a ScalarMix needs."""
+    """Per text: the first-token vector of every hidden state (``first``: N × K × H) and, for the ScalarMix, the
+    number of non-pad elements (``count``: N) and their per-layer sums and sums of squares (N × K), float64."""
 
     def __init__(self, first: torch.Tensor, count: torch.Tensor, total: torch.Tensor, squares: torch.Tensor):
         self.first, self.count, self.total, self.squares = first, count, total, squares
 
-    def grouped(self, rows: Sequence[int], group: Sequence[int]) -> tuple[torch.Tensor, ...]:
-        """The statistics of ``rows`` as if encoded in one batch with all of ``group`` (repeats count again)."""
+    def sums(self, rows: torch.Tensor, group: Sequence[int] | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The ScalarMix sums for ``rows``: each text's own (``group=None``: encoded alone), or those of the texts
+        of ``group`` encoded in one batch (a text listed twice counts twice, as in the released batch)."""
+        if group is None:
+            return self.count[rows], self.total[rows], self.squares[rows]
         index = torch.as_tensor(list(group))
-        sums = self.count[index].sum(), self.total[index].sum(0), self.squares[index].sum(0)
-        picked = torch.as_tensor(list(rows))
-        return (self.first[picked], sums[0].expand(len(picked)), sums[1].expand(len(picked), -1),
-                sums[2].expand(len(picked), -1))
+        return (self.count[index].sum().expand(len(rows)), self.total[index].sum(0).expand(len(rows), -1),
+                self.squares[index].sum(0).expand(len(rows), -1))
 
 
 def position_limit(config: Any) -> int:
@@ -109,47 +114,86 @@ class PolosScorer(CaptionScorer):
                       lambda: load_polos(self.checkpoint, self.text_model, self.device))
 
     def options(self) -> dict[str, Any]:
-        options = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
+        options: dict[str, Any] = {"checkpoint": model_id(self.checkpoint), "clip_model": model_id(self.clip_model), "mode": self.mode}
         if self.text_model is not None:
             options["text_model"] = model_id(self.text_model)
         if self.mode == "code":
             options["predict_batch_size"] = self.predict_batch_size or "checkpoint"
         return options
 
-    def text_statistics(self, texts: list[str], batch_size: int, show_progress: bool | None) -> TextStatistics:
-        """Every hidden state's first-token vector and masked sums, per text (encoded in length-sorted batches)."""
+    def encoded_batches(self, texts: list[str], batch_size: int, show_progress: bool | None) -> Iterator[tuple[list[int], TextStatistics]]:
+        """``texts`` through the RoBERTa in length-sorted batches: per batch, its text indices and their statistics."""
         model = self.model
         ids = model.tokenizer(texts, truncation=False)["input_ids"]
         limit = position_limit(model.encoder.config)
         for text, seq in zip(texts, ids):
             if len(seq) > limit:
                 raise ValueError(f"a text has {len(seq)} tokens; the text encoder's position table holds {limit}: {text[:80]!r}")
-        first = count = total = squares = None
-        batches = length_batches(range(len(texts)), batch_size, lambda i: len(ids[i]))
-        with torch.inference_mode():
-            for batch in progress(batches, desc="Polos text", show=show_progress):
-                input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=model.tokenizer.pad_token_id)
+        for batch in progress(length_batches(range(len(texts)), batch_size, lambda i: len(ids[i])), desc="Polos text", show=show_progress):
+            input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=model.tokenizer.pad_token_id)
+            with torch.inference_mode():
                 out = model.encoder(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True)
-                hidden = torch.stack(out.hidden_states, dim=1).double().cpu()  # B × K × L × H
-                weights = mask.double()[:, None, :, None]
-                if first is None:
-                    size = (len(texts), hidden.shape[1])
-                    first = torch.zeros((*size, hidden.shape[3]), dtype=torch.float32)
-                    total, squares = torch.zeros(size, dtype=torch.float64), torch.zeros(size, dtype=torch.float64)
-                    count = torch.zeros(len(texts), dtype=torch.float64)
-                rows = torch.as_tensor(batch)
-                first[rows] = hidden[:, :, 0, :].float()
-                total[rows] = (hidden * weights).sum(dim=(2, 3))
-                squares[rows] = (hidden**2 * weights).sum(dim=(2, 3))
-                count[rows] = mask.sum(1).double() * hidden.shape[3]
-        return TextStatistics(first, count, total, squares)
+            hidden = torch.stack(out.hidden_states, dim=1).double().cpu()  # B × K × L × H
+            weights = mask.double()[:, None, :, None]
+            yield batch, TextStatistics(hidden[:, :, 0, :].float(), mask.sum(1).double() * hidden.shape[3],
+                                        (hidden * weights).sum(dim=(2, 3)), (hidden**2 * weights).sum(dim=(2, 3)))
 
-    def sentence_vectors(self, statistics: TextStatistics, rows: Sequence[int], group: Sequence[int]) -> torch.Tensor:
-        """The head's RoBERTa vectors of ``rows`` (text indices), encoded in one batch with ``group``."""
-        head = self.model.head
-        if head.scalar_mix is None:
-            return statistics.first[torch.as_tensor(list(rows)), head.layer]
-        return head.scalar_mix.mix_first_tokens(*statistics.grouped(rows, group))
+    def text_statistics(self, texts: list[str], batch_size: int, show_progress: bool | None) -> TextStatistics:
+        """The statistics of every text, in the order of ``texts``."""
+        rows, parts = zip(*self.encoded_batches(texts, batch_size, show_progress))
+        order = torch.as_tensor([i for batch in rows for i in batch]).argsort()
+        return TextStatistics(*(torch.cat([getattr(part, name) for part in parts])[order] for name in ("first", "count", "total", "squares")))
+
+    def sentence_vectors(self, statistics: TextStatistics, rows: Sequence[int], group: Sequence[int] | None = None) -> torch.Tensor:
+        """The head's RoBERTa vectors of the texts ``rows``, each encoded alone (``group=None``) or all in one
+        batch with ``group``."""
+        index = torch.as_tensor(list(rows))
+        return self.model.head.scalar_mix.mix_first_tokens(statistics.first[index], *statistics.sums(index, group))
+
+    def pair_vectors(self, predictions: list[str], references: list[list[str]], texts: list[str], batch_size: int,
+                     show_progress: bool | None) -> tuple[list[tuple[int, str]], torch.Tensor, torch.Tensor]:
+        """The scored (prediction index, reference) pairs and the RoBERTa vectors of both sides of each, grouped as
+        the mode says (module docstring). Each text of ``texts`` is encoded once (in ``mode="code"``, once per
+        chunk of batches, so that only a chunk's per-layer vectors are held)."""
+        row = {text: i for i, text in enumerate(texts)}
+        if self.mode == "item":
+            pairs = [(i, ref) for i, refs in enumerate(references) for ref in refs]
+            width: int = self.model.encoder.config.hidden_size  # type: ignore[union-attr, assignment]  # a RobertaModel's config
+            vectors = torch.empty((len(texts), width))
+            for batch, statistics in self.encoded_batches(texts, batch_size, show_progress):
+                vectors[batch] = self.sentence_vectors(statistics, range(len(batch)))
+            return pairs, vectors[[row[predictions[i]] for i, _ in pairs]], vectors[[row[ref] for _, ref in pairs]]
+        size = self.predict_batch_size or self.model.hparams.batch_size
+        chunk = max(1, CODE_CHUNK_ITEMS // size) * size
+        pairs, candidate_parts, reference_parts = [], [], []
+        for chunk_start in range(0, len(predictions), chunk):
+            chunk_items = range(chunk_start, min(chunk_start + chunk, len(predictions)))
+            chunk_texts = list(dict.fromkeys([*(predictions[i] for i in chunk_items), *(r for i in chunk_items for r in references[i])]))
+            statistics, local = self.text_statistics(chunk_texts, batch_size, show_progress), {t: n for n, t in enumerate(chunk_texts)}
+            for start in range(chunk_items.start, chunk_items.stop, size):
+                items = range(start, min(start + size, chunk_items.stop))
+                mts = [local[predictions[i]] for i in items]
+                m = self.sentence_vectors(statistics, mts, mts)
+                for j in range(min(len(references[i]) for i in items)):  # predict() zips the reference lists
+                    slot = [local[references[i][j]] for i in items]
+                    pairs += [(i, references[i][j]) for i in items]
+                    candidate_parts.append(m)
+                    reference_parts.append(self.sentence_vectors(statistics, slot, slot))
+        return pairs, torch.cat(candidate_parts), torch.cat(reference_parts)
+
+    def clip_features(self, texts: list[str], images: list, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+        """CLIP embeddings of ``texts`` and of each distinct image, and each caption's row among the images."""
+        clip = load_clip(self.clip_model, self.device)
+        keys = [image_digest(image, name=f"images[{i}]") for i, image in enumerate(images)]
+        first: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        distinct = [load_image(images[i], name=f"images[{i}]", max_side=None) for i in first.values()]
+        image_row = {key: n for n, key in enumerate(first)}
+        with torch.inference_mode():
+            text_features = clip.text_embeddings(texts, batch_size).float().cpu()
+            image_features = clip.image_embeddings(distinct, batch_size).float().cpu()
+        return text_features, image_features, [image_row[key] for key in keys]
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """Polos in [0, 1] per caption, in input order (``batch_size``: texts or images per forward pass)."""
@@ -158,51 +202,17 @@ class PolosScorer(CaptionScorer):
         batch_size = batch_size or ENCODE_BATCH_SIZE
         texts = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
         row = {text: i for i, text in enumerate(texts)}
-        statistics = self.text_statistics(texts, batch_size, show_progress)
-
-        # (prediction index, reference) pairs and the RoBERTa vectors of both sides, per the mode's grouping.
-        pairs, candidate_vectors, reference_vectors = [], [], []
-        if self.mode == "item":
-            vectors = torch.cat([self.sentence_vectors(statistics, [i], [i]) for i in range(len(texts))])
-            for i, (prediction, refs) in enumerate(zip(predictions, references)):
-                pairs += [(i, ref) for ref in refs]
-                candidate_vectors += [vectors[row[prediction]]] * len(refs)
-                reference_vectors += [vectors[row[ref]] for ref in refs]
-        else:
-            size = self.predict_batch_size or self.model.hparams.batch_size
-            for start in range(0, len(predictions), size):
-                items = range(start, min(start + size, len(predictions)))
-                mts = [row[predictions[i]] for i in items]
-                m = self.sentence_vectors(statistics, mts, mts)
-                for j in range(min(len(references[i]) for i in items)):
-                    refs = [row[references[i][j]] for i in items]
-                    r = self.sentence_vectors(statistics, refs, refs)
-                    pairs += [(i, references[i][j]) for i in items]
-                    candidate_vectors += list(m)
-                    reference_vectors += list(r)
-
-        clip = load_clip(self.clip_model, self.device)
-        with torch.inference_mode():
-            text_features = clip.text_embeddings(texts, batch_size).float().cpu()
-            keys = [image_digest(image, name=f"images[{i}]") for i, image in enumerate(images)]
-            distinct = dict.fromkeys(keys)
-            first_index = {key: keys.index(key) for key in distinct}
-            loaded = [load_image(images[first_index[key]], name=f"images[{first_index[key]}]", max_side=None) for key in distinct]
-            image_features = clip.image_embeddings(loaded, batch_size).float().cpu()
-        image_row = {key: i for i, key in enumerate(distinct)}
+        pairs, candidate_vectors, reference_vectors = self.pair_vectors(predictions, references, texts, batch_size, show_progress)
+        text_features, image_features, image_rows = self.clip_features(texts, images, batch_size)
 
         best = [float("-inf")] * len(predictions)
-        head = self.model.head
         with torch.inference_mode():
             for start in range(0, len(pairs), HEAD_BATCH_SIZE):
                 chunk = pairs[start : start + HEAD_BATCH_SIZE]
-                features = polos_features(
-                    torch.stack(candidate_vectors[start : start + HEAD_BATCH_SIZE]),
-                    torch.stack(reference_vectors[start : start + HEAD_BATCH_SIZE]),
-                    image_features[[image_row[keys[i]] for i, _ in chunk]],
-                    text_features[[row[predictions[i]] for i, _ in chunk]],
-                    text_features[[row[ref] for _, ref in chunk]],
-                )
-                for (i, _), value in zip(chunk, head(features.to(self.device)).cpu().tolist()):
+                features = polos_features(candidate_vectors[start : start + len(chunk)], reference_vectors[start : start + len(chunk)],
+                                          image_features[[image_rows[i] for i, _ in chunk]],
+                                          text_features[[row[predictions[i]] for i, _ in chunk]],
+                                          text_features[[row[ref] for _, ref in chunk]])
+                for (i, _), value in zip(chunk, self.model.head(features.to(self.device)).cpu().tolist()):
                     best[i] = max(best[i], value)
         return Scores({"polos": best})

@@ -11,17 +11,17 @@ The port follows the jar's lexer rules: abbreviations and acronyms that keep the
 letter: "b."), matched as the lexer matches them (mostly without regard to case; "Mass." but not "mass."), and the
 look across the line break that makes "Wii U." end in "u" before a line starting "A " (so a caption can depend on
 the next: :func:`ptb_tokenize` tokenizes a list as the jar tokenizes it, one caption a line); contractions in any
-case ("ISN'T" is "is n't"), words with apostrophes the lexer keeps whole ("o'clock", "rock 'n' roll", "'90s"),
-the entities "&lt;"/"&gt;" (never a tag). It equals the jar on every caption of Flickr8k, PASCAL-50S (all 50
+case ("ISN'T" is "is n't"), words with apostrophes the lexer keeps whole ("o'clock", "rock 'n' roll", "'90s"), the
+entities "&lt;"/"&gt;" (never a tag). It equals the jar on every caption of Flickr8k, PASCAL-50S (all 50
 references), Composite, THumB, CapEval1k, the Karpathy-test caption sets and the reformulations data set (tested
-against the jar's output stored with the tests) and on thousands of varied strings: curly and angle quotes, dashes, the ellipsis, € and £,
-combining marks inside words, zero-width, control and format characters (they separate tokens), characters beyond
-the Basic Multilingual Plane such as emoji and variation selectors (dropped), simple HTML tags, URLs, e-mail
-addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences remain on rarer text: words glued
-together without a space where the lexer's longest match decides ("isn'tdog"), a combining mark after a digit or
-inside a hyphenated or slashed word (the jar splits there), a soft hyphen inside "cannot"/"gonna" (the jar keeps
-the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), and the
-direction of quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such
+against the jar's output stored with the tests) and on thousands of varied strings: curly and angle quotes, dashes,
+the ellipsis, € and £, combining marks inside words, zero-width, control and format characters (they separate
+tokens), characters beyond the Basic Multilingual Plane such as emoji and variation selectors (dropped), simple HTML
+tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences remain on rarer text:
+words glued together without a space where the lexer's longest match decides ("isn'tdog"), a combining mark after a
+digit or inside a hyphenated or slashed word (the jar splits there), a soft hyphen inside "cannot"/"gonna" (the jar
+keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), and
+the direction of quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such
 text matters.
 """
 

@@ -397,4 +397,3 @@ def check_extractor(extractor: Any) -> RegionExtractor | None:
     if extractor is not None and not isinstance(extractor, RegionExtractor):
         raise TypeError(f"extractor must be a capeval.vision.extractors.RegionExtractor, got {type(extractor).__name__}")
     return extractor
-
