@@ -107,3 +107,32 @@ def test_meteor_starts_its_jvm_first_and_is_scored_last(monkeypatch):
     result = capeval.evaluate(CANDIDATES, REFERENCES, metrics=["meteor", "bleu"])
     assert events == ["start jvm", "bleu", "meteor"]
     assert list(result.columns) == ["meteor", "bleu"] and result.columns["meteor"] == [0.5] * 3
+
+
+def test_a_failed_jvm_start_leaves_its_error_to_the_scoring(monkeypatch):
+    from capeval.scoring.coco import MeteorScorer
+
+    def no_java(self):
+        raise RuntimeError("METEOR needs a Java runtime")
+
+    monkeypatch.setattr(MeteorScorer, "start_in_background", no_java)
+    monkeypatch.setattr(MeteorScorer, "score", lambda self, *args, **kwargs: no_java(self))
+    with pytest.raises(RuntimeError, match="Java runtime"):
+        capeval.evaluate(CANDIDATES, REFERENCES, metrics=["meteor", "bleu"])
+
+
+def test_collection_paused_restores_the_collector():
+    import gc
+
+    from capeval.text.call_cache import collection_paused
+
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # a caller that had paused it keeps it paused
+    finally:
+        gc.enable()
