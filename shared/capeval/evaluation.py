@@ -197,7 +197,7 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
 
 def scoring_order(runs: Sequence[MetricRun]) -> list[int]:
     """The order to score ``runs`` in: the scorers that start a slow process in the background (METEOR's JVM)
-    start it now and are scored last. A start that fails is left for its scoring to report, with the metric's name."""
+    start it now and are scored last. A start that fails is left for its scoring to report."""
     slow = []
     for index, run in enumerate(runs):
         if start := getattr(run.scorer, "start_in_background", None):
