@@ -90,7 +90,7 @@ def main() -> None:
             print(f"| QACE-{variant.capitalize()} | one caption, one sequence per generate | {k} | {loop_questions} | {k / t_loop:.2f} | {t_loop:.1f} |")
             print(f"| QACE-{variant.capitalize()} | batched ({args.batch_size or 'default'}) | {len(captions)} | {questions} | "
                   f"{len(captions) / t_batch:.2f} | {t_batch:.1f} |")
-            summary.append(f"QACE-{variant.capitalize()}: batched / one by one = {(len(captions) / t_batch) / (k / t_loop):.1f}x, "
+            summary.append(f"QACE-{variant.capitalize()}: batched / one by one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, "
                            f"max |Δqace| = {diff:.1e}")
         print("\n" + "\n".join(summary))
 

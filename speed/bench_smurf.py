@@ -108,7 +108,9 @@ def main() -> None:
     print(f"  capeval, cold first run : {n / cold:10,.0f} captions/s")
     print(f"  capeval, warm (best {args.repeats})  : {n / warm:10,.0f} captions/s   target >= 5,000: {'met' if n / warm >= 5000 else 'MISSED'}")
     print(f"  on the first {peer_rows:,} rows: capeval {peer_rows / ours_on_peer_rows:,.0f} captions/s, "
-          f"released-style loop {peer_rows / peer_time:,.0f} captions/s, ratio {peer_time / ours_on_peer_rows:.1f}x")
+          f"released-style loop {peer_rows / peer_time:,.0f} captions/s, ratio {peer_time / ours_on_peer_rows:.1f}x "
+          f"(warm capeval, best of {args.repeats}, vs the loop's one run; it keeps nothing between runs to warm); "
+          f"load average (1 min) {os.getloadavg()[0]:.1f}")
 
     rows = min(args.fluency_rows, n)
     sentences = [smurf_preprocess(c) for c in candidates[:rows]]

@@ -98,8 +98,10 @@ def main() -> None:
     shared = sum(t for label, t in ours.items() if label != "SPARCS")
     total = sum(ours.values())
     print(f"\ncapeval total ({', '.join(ours)}): {total:.1f} s (target < 60 s)")
-    print(f"BLEU+ROUGE-L+CIDEr-D incl. tokenization: capeval {shared:.1f} s vs pycocoevalcap {sum(peer.values()):.1f} s "
-          f"-> {sum(peer.values()) / shared:.1f}x faster")
+    print(f"BLEU+ROUGE-L+CIDEr-D incl. tokenization, cold vs cold (each side's first run in this process; the Java "
+          f"tokenizer starts a JVM every call): capeval {shared:.1f} s vs pycocoevalcap {sum(peer.values()):.1f} s "
+          f"-> {sum(peer.values()) / shared:.1f}x faster; load average (1 min) {os.getloadavg()[0]:.1f}")
+    print("Warm vs warm, and whole processes: python speed/bench_coco.py")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="captions per batch (default: the scorer's default)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--layers", type=int, default=12, help="transformer layers (12: UNITER-base; fewer for a quick check)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -90,12 +91,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         vocab = caption_vocab(captions)
         BertTokenizer(vocab=vocab, do_lower_case=False, model_max_length=512).save_pretrained(folder)
-        checkpoint = save_random_checkpoint(Path(folder) / "umic-random-base.pt", uniter_config(), seed=0, std=0.02)
+        checkpoint = save_random_checkpoint(Path(folder) / "umic-random-base.pt", uniter_config(num_hidden_layers=args.layers), seed=0, std=0.02)
         before = peak_rss_mib()
         scorer = UmicScorer(checkpoint, folder, device=args.device)
         model_mib = peak_rss_mib() - before
         where = torch.cuda.get_device_name() if scorer.device.type == "cuda" else "CPU"
-        print(f"UMIC on {where}: UNITER-base with random weights ({sum(p.numel() for p in scorer.model.parameters()) / 1e6:.0f}M parameters), "
+        print(f"UMIC on {where}: UNITER-base ({args.layers} layers) with random weights ({sum(p.numel() for p in scorer.model.parameters()) / 1e6:.0f}M parameters), "
               f"{len(captions)} Flickr8k-Expert captions, vocabulary {len(vocab)}; torch threads = {torch.get_num_threads()}; "
               f"model load raised peak RSS by {model_mib:.0f} MiB")
         print("\n| features | run | captions | captions/s | seconds | peak RSS (MiB) |")
@@ -112,8 +113,9 @@ def main() -> None:
             diff = max(abs(a - b) for a, b in zip(loop, batched[:k]))
             print(f"| {label} | one by one | {k} | {k / t_loop:.1f} | {t_loop:.1f} | {loop_peak:.0f} |")
             print(f"| {label} | batched ({args.batch_size or 'default'}) | {len(captions)} | {len(captions) / t_batch:.1f} | {t_batch:.1f} | {batch_peak:.0f} |")
-            summary.append(f"{label}: batched / one-by-one = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
+            summary.append(f"{label}: batched / one-by-one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
         print("\n" + "\n".join(summary))
+        print(f"load average (1 min): {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

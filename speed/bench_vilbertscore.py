@@ -107,7 +107,8 @@ def main() -> None:
     batch = args.batch_size or (64 if device.type == "cuda" else 16)
     print(f"| batched ({batch}) | {-(-pairs_batched // batch)} | {pairs_batched} | {len(rows) / t_batched:.2f} | {t_batched:.1f} |")
     print(f"| one pair per forward | {pairs_loop} | {pairs_loop} | {len(rows) / t_loop:.2f} | {t_loop:.1f} |")
-    print(f"\nbatched / one pair per forward = {t_loop / t_batched:.1f}x; max |Δ score| = {diff:.1e}")
+    print(f"\nbatched / one pair per forward (warm vs warm: both after a warm-up call) = {t_loop / t_batched:.1f}x; "
+          f"max |Δ score| = {diff:.1e}; load average (1 min) {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

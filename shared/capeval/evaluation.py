@@ -14,6 +14,7 @@ without importing ``evaluate``, and each metric's values equal its evaluate modu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -22,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from .inputs import check_inputs, validate_predictions
 from .scoring.protocol import CaptionScorer, Scores
+from .text.call_cache import shared_text_work
 
 #: What ``metrics=`` may name besides a list of specs.
 METRIC_SETS = ("offline", "all")
@@ -193,21 +195,36 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
                          batch_size=batch_size, show_progress=show_progress)
 
 
+def scoring_order(runs: Sequence[MetricRun]) -> list[int]:
+    """The order to score ``runs`` in: the scorers that start a slow process in the background (METEOR's JVM)
+    start it now and are scored last. A start that fails is left for its scoring to report."""
+    slow = []
+    for index, run in enumerate(runs):
+        if start := getattr(run.scorer, "start_in_background", None):
+            with contextlib.suppress(RuntimeError, ImportError, OSError):
+                start()
+            slow.append(index)
+    return [index for index in range(len(runs)) if index not in slow] + slow
+
+
 def evaluate_runs(runs: Sequence[MetricRun], predictions: list[str], references: Any = None, *, images: Any = None,
                   region_features: Any = None, batch_size: int | None = None, show_progress: bool | None = None,
                   score: Callable[..., Scores] = score_checked) -> EvaluationResult:
     """:func:`evaluate` over runs already built; ``score`` scores one run (e.g. on Ray: ``capeval score --engine ray``)."""
     from .registry import idf_note
 
-    all_scores = []
-    for run in runs:
-        visual = {"images": images, "region_features": region_features} if run.scorer.needs_images else {}
-        try:
-            scores = score(run.scorer, predictions, references, batch_size=batch_size, show_progress=show_progress, **visual)
-        except ValueError as error:
-            raise ValueError(f"{run.label}: {error}") from None
-        run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
-        all_scores.append(scores)
+    scores_of: dict[int, Scores] = {}
+    with shared_text_work():  # the text metrics tokenize the references and count their n-grams once
+        for index in scoring_order(runs):
+            run = runs[index]
+            visual = {"images": images, "region_features": region_features} if run.scorer.needs_images else {}
+            try:
+                scores_of[index] = score(run.scorer, predictions, references, batch_size=batch_size,
+                                         show_progress=show_progress, **visual)
+            except ValueError as error:
+                raise ValueError(f"{run.label}: {error}") from None
+            run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
+    all_scores = [scores_of[index] for index in range(len(runs))]
     corpus_names = flat_keys(runs, [list(scores.corpus) for scores in all_scores])
     column_names = flat_keys(runs, [list(scores) for scores in all_scores])
     corpus = {names[key]: float(value) for names, scores in zip(corpus_names, all_scores) for key, value in scores.corpus.items()}

@@ -9,10 +9,11 @@ arguments to every module; model choice and other options go to the constructor.
 from __future__ import annotations
 
 import math
+import numbers
 import os
+import sys
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 
 # Every metric's `_compute(self, predictions, references, ...)` accepts exactly these optional kwargs.
 COMMON_COMPUTE_KWARGS = ("images", "region_features", "batch_size", "show_progress")
@@ -135,7 +136,7 @@ def int_option(name: str, value: Any, *, minimum: int = 1, optional: bool = Fals
     """
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}{' or None' if optional else ''}, got {value!r} ({type(value).__name__})")
     return int(value)
 
@@ -165,7 +166,8 @@ def bool_option(name: str, value: Any) -> bool:
     Traceback (most recent call last):
     ValueError: lowercase must be True or False, got 'no' (str)
     """
-    if not isinstance(value, (bool, np.bool_)):
+    numpy = sys.modules.get("numpy")  # a numpy bool exists only once numpy is imported: a text-only call never imports it
+    if not (isinstance(value, bool) or numpy is not None and isinstance(value, numpy.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
     return bool(value)
 

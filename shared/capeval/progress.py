@@ -10,7 +10,6 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from tqdm.auto import tqdm
 
 from .settings import progress_default
 
@@ -43,6 +42,8 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
         total = len(iterable)  # type: ignore[arg-type]
     if not progress_enabled(show) or (total is not None and total <= 1):
         return iterable
+    from tqdm.auto import tqdm  # ~0.1 s to import (asyncio, ...): only once a bar is shown
+
     return tqdm(iterable, total=total, desc=desc, leave=False, delay=SHOW_AFTER_SECONDS)
 
 

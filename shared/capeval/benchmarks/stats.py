@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import kendalltau
 
 from capeval.progress import progress
 
@@ -45,6 +44,8 @@ def kendall_both(x, y) -> dict[str, float]:
     n2, distinct_y = tied_pairs(y)
     if n0 in (n1, n2):
         raise ValueError("Kendall τ is undefined: one of the inputs is constant")
+    from scipy.stats import kendalltau  # scipy.stats takes ~1 s to import: only when a correlation is asked for
+
     tau_b = float(kendalltau(x, y, variant="b").statistic)
     s = tau_b * np.sqrt(float(n0 - n1) * float(n0 - n2))
     m = min(distinct_x, distinct_y)

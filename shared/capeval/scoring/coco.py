@@ -205,6 +205,11 @@ class MeteorScorer(CocoScorer):
     def jar(self) -> MeteorProcess:
         return self._jar or meteor_process()
 
+    def start_in_background(self) -> None:
+        """Start the JVM without waiting for it (:meth:`MeteorProcess.start`): :func:`capeval.evaluate` calls this
+        first and scores METEOR last, so the other metrics are scored while the JVM loads."""
+        self.jar().start()
+
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
         corpus, scores, statistics = self.jar().score(candidates, refs)

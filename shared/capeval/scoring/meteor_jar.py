@@ -82,6 +82,7 @@ class MeteorProcess:
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
         self._deadline: float | None = None
         self._lock = threading.Lock()
+        self._answered = False
         _LIVE.add(self)
 
     def _start(self) -> subprocess.Popen:
@@ -93,7 +94,16 @@ class MeteorProcess:
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True).start()
         threading.Thread(target=self._watch, args=(process,), daemon=True).start()
         self._process = process
+        self._answered = False  # until the first answer, a request may wait for the paraphrase table to load
         return process
+
+    def start(self) -> None:
+        """Start the JVM now unless one runs, without waiting for it: it loads METEOR's paraphrase table (~20 s)
+        while the caller does other work, and the first ``score`` finds it (nearly) ready."""
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self.close()
+                self._start()
 
     def _drain_stderr(self, process: subprocess.Popen) -> None:
         for line in process.stderr or ():
@@ -171,8 +181,10 @@ class MeteorProcess:
             try:
                 if self._process is not None and self._process.poll() is not None:
                     self.close()  # the JVM died between calls (killed, out of memory): start a new one
-                fresh = self._process is None
-                return talk(self._start() if fresh else self._process, fresh)
+                process = self._start() if self._process is None else self._process
+                answer = talk(process, not self._answered)
+                self._answered = True
+                return answer
             except BaseException as error:
                 self.close()
                 if isinstance(error, (OSError, ValueError)) and not isinstance(error, MeteorError):

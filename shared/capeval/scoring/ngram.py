@@ -19,18 +19,36 @@ tokens). The toolkit's quirks are kept, since published numbers depend on them:
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from itertools import chain
+from typing import Iterable
 
+from ..text.call_cache import call_table, collection_paused
 from ..text.idf import DocumentFrequencies, document_frequencies
 
 
 def ngrams(tokens: list[str], n: int) -> Counter:
-    """Counts of all 1..n-grams of ``tokens`` (as tuples)."""
-    counts: Counter = Counter()
-    for k in range(1, n + 1):
-        counts.update(tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1))
-    return counts
+    """Counts of all 1..n-grams of ``tokens`` (as tuples; a gram's order is its length), the 1-grams first.
+
+    >>> ngrams("a dog a dog".split(), 2)
+    Counter({('a',): 2, ('dog',): 2, ('a', 'dog'): 2, ('dog', 'a'): 1})
+    """
+    # One Counter fed by zips: a Counter per order, or tuples sliced one by one, take twice as long.
+    return Counter(chain.from_iterable(zip(*[tokens[i:] for i in range(k)]) for k in range(1, n + 1)))
+
+
+def sentence_ngrams(sentences: Iterable[str], n: int) -> dict[str, Counter]:
+    """The :func:`ngrams` of each distinct sentence (tokens split on whitespace), in a table that holds at least
+    ``sentences``: BLEU and CIDEr-D of one call share it (:func:`capeval.text.call_cache.shared_text_work`).
+
+    >>> sentence_ngrams(["a dog", "a dog"], 1)
+    {'a dog': Counter({('a',): 1, ('dog',): 1})}
+    """
+    counts_of = call_table(("ngrams", n))
+    for sentence in sentences:
+        if sentence not in counts_of:
+            counts_of[sentence] = ngrams(sentence.split(), n)
+    return counts_of
 
 
 # --------------------------------------------------------------------------- BLEU
@@ -58,26 +76,31 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     >>> bleu_statistics(["a dog runs"], [["a dog runs fast", "the dog"]], n=2)
     [[3, 2, 3, 2, 3, 2]]
     """
+    with collection_paused():
+        return bleu_statistic_rows(candidates, references, n)
+
+
+def bleu_statistic_rows(candidates: list[str], references: list[list[str]], n: int) -> list[list[float]]:
+    counts_of = sentence_ngrams(chain(candidates, chain.from_iterable(references)), n)
     rows = []
     cooked: dict[tuple, tuple] = {}  # a reference list's clipping counts and lengths, computed once
     for candidate, refs in zip(candidates, references):
-        words = candidate.split()
-        counts = ngrams(words, n)
+        counts = counts_of[candidate]
         key = tuple(refs)
         if key not in cooked:
             max_ref: dict = {}
             for ref in refs:
-                for gram, count in ngrams(ref.split(), n).items():
+                for gram, count in counts_of[ref].items():
                     if count > max_ref.get(gram, 0):
                         max_ref[gram] = count
             cooked[key] = max_ref, [len(ref.split()) for ref in refs]
         max_ref, ref_lengths = cooked[key]
-        test_len = len(words)
+        test_len = len(candidate.split())
         ref_len = min((abs(length - test_len), length) for length in ref_lengths)[1]
         guess = [max(0, test_len - k) for k in range(n)]
         correct = [0] * n
-        for gram, count in counts.items():
-            correct[len(gram) - 1] += min(max_ref.get(gram, 0), count)
+        for gram in counts.keys() & max_ref.keys():
+            correct[len(gram) - 1] += min(max_ref[gram], counts[gram])
         rows.append([test_len, ref_len, *guess, *correct])
     return rows
 
@@ -160,15 +183,6 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
 
 # --------------------------------------------------------------------------- CIDEr-D
 
-def reference_ngrams(references: list[list[str]], n: int = 4) -> dict[str, Counter]:
-    """The 1..n-gram counts of each distinct reference sentence."""
-    counts_of: dict[str, Counter] = {}
-    for sentence in (r for refs in references for r in refs):
-        if sentence not in counts_of:
-            counts_of[sentence] = ngrams(sentence.split(), n)
-    return counts_of
-
-
 def cider_document_frequencies(references: list[list[str]], n: int = 4,
                                counts_of: dict[str, Counter] | None = None) -> DocumentFrequencies:
     """CIDEr-D's corpus statistics: in how many items' references each 1..n-gram occurs, and the
@@ -178,7 +192,7 @@ def cider_document_frequencies(references: list[list[str]], n: int = 4,
     >>> df.counts[("a",)], df.counts[("dog",)], df.documents
     (2, 1, 2)
     """
-    counts_of = counts_of or reference_ngrams(references, n)
+    counts_of = counts_of or sentence_ngrams(chain.from_iterable(references), n)
     return document_frequencies(chain.from_iterable(counts_of[r] for r in refs) for refs in references)
 
 
@@ -193,26 +207,33 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
     [3.7008, 3.1598]
     """
-    counts_of = reference_ngrams(references, n)
+    with collection_paused():
+        return cider_d_scores(candidates, references, n, sigma, frequencies)
+
+
+def cider_d_scores(candidates: list[str], references: list[list[str]], n: int, sigma: float,
+                   frequencies: DocumentFrequencies | None) -> list[float]:
+    counts_of = sentence_ngrams(chain(candidates, chain.from_iterable(references)), n)
     frequencies = frequencies or cider_document_frequencies(references, n, counts_of)
     document_frequency = frequencies.counts
     log_n = math.log(float(frequencies.documents))
-    # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once.
+    # log N - log max(1, df) of each gram; a gram no reference holds gets log N.
+    idf = defaultdict(lambda: log_n, ((gram, log_n - math.log(max(1.0, count))) for gram, count in document_frequency.items()))
+    # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once: one dict
+    # over its 1..n-grams, the norm of each order, and its bigram count.
     vector_of: dict[str, tuple] = {}
 
     def vector(sentence: str):
         if sentence in vector_of:
             return vector_of[sentence]
-        counts = counts_of.get(sentence) or ngrams(sentence.split(), n)
-        vec: list[dict] = [{} for _ in range(n)]
-        norm = [0.0] * n
-        for gram, tf in counts.items():
-            value = tf * (log_n - math.log(max(1.0, document_frequency.get(gram, 0.0))))
-            vec[len(gram) - 1][gram] = value
-            norm[len(gram) - 1] += value * value
-        # The toolkit's "length" counts bigrams (its index 1), a quirk kept for parity.
-        bigrams = sum(tf for gram, tf in counts.items() if len(gram) == 2)
-        vector_of[sentence] = result = (vec, [math.sqrt(x) for x in norm], bigrams)
+        counts = counts_of[sentence]
+        vec = {gram: tf * idf[gram] for gram, tf in counts.items()}
+        squares = [0.0] * n
+        for gram, value in vec.items():
+            squares[len(gram) - 1] += value * value
+        # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
+        bigrams = max(0, len(sentence.split()) - 1) if n > 1 else 0
+        vector_of[sentence] = result = (vec, [math.sqrt(x) for x in squares], bigrams)
         return result
 
     scores = []
@@ -222,9 +243,13 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
         for ref in refs:
             vec_ref, norm_ref, length_ref = vector(ref)
             penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
+            products = [0.0] * n
+            # The shared grams in the candidate's order (the toolkit's), so the sums are its sums to the last bit.
+            for gram in [gram for gram in vec if gram in vec_ref]:
+                value_ref = vec_ref[gram]
+                products[len(gram) - 1] += min(vec[gram], value_ref) * value_ref
             for k in range(n):
-                ref_k = vec_ref[k]
-                value = sum(min(w, ref_k[g]) * ref_k[g] for g, w in vec[k].items() if g in ref_k)
+                value = products[k]
                 if norm[k] != 0 and norm_ref[k] != 0:
                     value /= norm[k] * norm_ref[k]
                 total[k] += value * penalty

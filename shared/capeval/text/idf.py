@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Hashable, Iterable, Mapping, Sequence
 
 
@@ -33,11 +34,8 @@ class DocumentFrequencies:
 
 def document_frequencies(documents: Iterable[Iterable[Hashable]]) -> DocumentFrequencies:
     """How many documents contain each term (token id, n-gram; once per document), and the number of documents."""
-    frequencies = DocumentFrequencies()
-    for terms in documents:
-        frequencies.counts.update(set(terms))
-        frequencies.documents += 1
-    return frequencies
+    term_sets = [set(terms) for terms in documents]
+    return DocumentFrequencies(Counter(chain.from_iterable(term_sets)), len(term_sets))  # one counting pass
 
 
 def idf_from_counts(counts: Mapping[int, int], num_documents: int) -> "IdfWeights":

@@ -35,6 +35,8 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
+from .call_cache import call_table
+
 # pycocoevalcap's list, verbatim in meaning: these tokens are removed after tokenization.
 COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
                               ".", "?", "!", ",", ":", "-", "--", "...", ";"])
@@ -132,6 +134,10 @@ TOKEN = re.compile(rf"""
   | {WORD}\.?                                 # words, hyphenated and dotted words, a final period
   | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
 """, re.VERBOSE)
+SMILEY_TOKEN, ELLIPSIS_TOKEN = re.compile(SMILEY), re.compile(ELLIPSIS)
+# Most captions are ASCII words and spaces, perhaps with one final period: the lexer splits them on the spaces,
+# so they skip the token loop (only a final word with its period needs the lexer's rules).
+PLAIN_LINE = re.compile(r"[A-Za-z0-9 ]*(?:[A-Za-z0-9]\. *)?")
 
 
 def word_with_period(word: str, following: str) -> tuple[str, bool]:
@@ -162,6 +168,8 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     lexer looks across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line
     that starts with "A " or "The ", as most captions do.
     """
+    if PLAIN_LINE.fullmatch(sentence):
+        return plain_line_tokens(sentence, following)
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
     sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
@@ -171,9 +179,9 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
         token, position = match.group().lower().replace(" ", "\u00a0"), match.end()
         if token in BRACKETS:
             tokens.append(BRACKETS[token])
-        elif re.fullmatch(SMILEY, match.group()):
+        elif SMILEY_TOKEN.fullmatch(match.group()):
             tokens.append(token.replace("(", "-lrb-").replace(")", "-rrb-"))
-        elif re.fullmatch(ELLIPSIS, token):
+        elif ELLIPSIS_TOKEN.fullmatch(token):
             tokens.append("...")
         elif token in ("---", "----"):
             tokens.append("--")
@@ -192,6 +200,21 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
         else:
             tokens += SPLIT_WORDS.get(token, (token,))
     return tokens
+
+
+def plain_line_tokens(line: str, following: str) -> list[str]:
+    """:func:`ptb_tokens` of a line of ASCII words and spaces, perhaps with a period right after the last word."""
+    stripped = line.rstrip(" ")
+    if not stripped.endswith("."):
+        return split_words(stripped.lower().split())
+    *words, last = stripped[:-1].split()
+    token, gives_back_period = word_with_period(last + ".", line[len(stripped):] + following)
+    return split_words([word.lower() for word in words] + [token]) + (["."] if gives_back_period else [])
+
+
+def split_words(tokens: list[str]) -> list[str]:
+    """The tokens with "cannot", "gonna", ... split in two, as the lexer splits them."""
+    return [part for token in tokens for part in SPLIT_WORDS.get(token, (token,))]
 
 
 def coco_tokenize(sentence: str, following: str = "") -> str:
@@ -243,13 +266,20 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     >>> ptb_tokenize(["A Nintendo Wii U.", "A TV."]), ptb_tokenize(["A Nintendo Wii U.", "Two TVs."])
     (['a nintendo wii u', 'a tv'], ['a nintendo wii u.', 'two tvs'])
     """
-    if backend == "python":
-        lines = [one_line(s) for s in sentences]
-        # What follows a line, as far as the lexer looks: the next line and the line break after it.
-        return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
-    if backend == "java":
-        return java_tokenize(list(sentences))
-    raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
+    if backend not in ("python", "java"):
+        raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
+    sentences = tuple(sentences)
+    known = call_table(("ptb", backend))  # the same input in one call (e.g. the references of each metric)
+    if sentences not in known:
+        known[sentences] = python_tokenize(sentences) if backend == "python" else java_tokenize(list(sentences))
+    return list(known[sentences])
+
+
+def python_tokenize(sentences: tuple[str, ...]) -> list[str]:
+    """:func:`ptb_tokenize` in pure Python (``backend="python"``), every time it is called."""
+    lines = [one_line(s) for s in sentences]
+    # What follows a line, as far as the lexer looks: the next line and the line break after it.
+    return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
 
 
 TOKENIZERS = ("ptb", "ptb-java", "none")

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Every GPU benchmark and GPU parity check in one run, written to one JSON (a device session has minutes).
+#
+#   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output gpu_suite.json]
+#
+# --device cuda (default): UMIC (UNITER-base, random weights, 2,048 captions, batch 128), ViLBERTScore (ViLBERT at
+# its real sizes, 256 captions), SMURF (SPURTS/MIMA on the GPU), and the tests that compare CUDA scores with CPU
+# scores. --quick shrinks every benchmark (1-layer UMIC, a narrow ViLBERT, a few captions) so that
+# `--device cpu --quick` checks the whole suite in CI in well under a minute. Each step records its command, exit
+# status, wall seconds and output; the JSON also holds the device, torch's version and the load average.
+# The exit status is 1 when a step failed; every step runs regardless.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+device=cuda quick=0 output=gpu_suite.json
+while [ $# -gt 0 ]; do
+  case $1 in
+    --device) device=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --output) output=$2; shift 2 ;;
+    *) echo "usage: bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output FILE]" >&2; exit 2 ;;
+  esac
+done
+export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
+python=${PYTHON:-python}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+if [ "$quick" = 1 ]; then
+  # A narrow ViLBERT (the released 6-layer co-attention layout, small widths) for the quick run.
+  "$python" - "$logs/vilbert_quick.json" <<'EOF'
+import json, sys
+from importlib import resources
+released = json.loads(resources.files("capeval").joinpath("resources", "vilbert_bert_base_6layer_6conect.json").read_text())
+narrow = {"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "v_hidden_size": 32,
+          "v_num_attention_heads": 2, "v_intermediate_size": 64, "bi_hidden_size": 32, "bi_num_attention_heads": 2}
+json.dump({**released, **narrow}, open(sys.argv[1], "w"))
+EOF
+  umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1)
+  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json")
+  smurf=(speed/bench_smurf.py --device "$device" --repeats 1 --peer-rows 50 --fluency-rows 16 --fluency-repeats 1)
+else
+  umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 256 --batch-size 128)
+  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256)
+  smurf=(speed/bench_smurf.py --device "$device")
+fi
+# The tests that score on CUDA and compare with CPU (they skip where there is no GPU).
+parity=(-m pytest -q -p no:cacheprovider tests/vilbert/test_vilbertscore_scorer.py -k cuda)
+
+names=()
+run_step() {  # name, then the python arguments
+  local name=$1; shift
+  names+=("$name")
+  local start=$(date +%s.%N)
+  "$python" "$@" >"$logs/$name.out" 2>&1
+  echo $? >"$logs/$name.rc"
+  echo "$start $(date +%s.%N)" >"$logs/$name.time"
+  echo "$name: exit $(cat "$logs/$name.rc")" >&2
+}
+run_step umic "${umic[@]}"
+run_step vilbertscore "${vilbert[@]}"
+run_step smurf "${smurf[@]}"
+run_step cuda_parity "${parity[@]}"
+
+"$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
+import json, os, sys
+from pathlib import Path
+logs, output, device, quick, names = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "1", sys.argv[5:]
+try:
+    import torch
+    torch_about = {"torch": torch.__version__, "cuda": torch.cuda.is_available(),
+                   "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+except ImportError:
+    torch_about = {"torch": None}
+steps = []
+for name in names:
+    start, end = map(float, (logs / f"{name}.time").read_text().split())
+    steps.append({"name": name, "returncode": int((logs / f"{name}.rc").read_text()), "seconds": round(end - start, 2),
+                  "output": (logs / f"{name}.out").read_text(errors="replace")[-6000:]})
+report = {"device": device, "quick": quick, **torch_about, "load_average": os.getloadavg(), "steps": steps,
+          "passed": all(step["returncode"] == 0 for step in steps)}
+Path(output).write_text(json.dumps(report, indent=1))
+print(f"wrote {output}: " + ", ".join(f"{s['name']} {'ok' if s['returncode'] == 0 else 'FAILED'} ({s['seconds']} s)" for s in steps))
+sys.exit(0 if report["passed"] else 1)
+EOF
