@@ -268,11 +268,11 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     """
     if backend not in ("python", "java"):
         raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
-    sentences = tuple(sentences)
+    lines = tuple(sentences)
     known = call_table(("ptb", backend))  # the same input in one call (e.g. the references of each metric)
-    if sentences not in known:
-        known[sentences] = python_tokenize(sentences) if backend == "python" else java_tokenize(list(sentences))
-    return list(known[sentences])
+    if lines not in known:
+        known[lines] = python_tokenize(lines) if backend == "python" else java_tokenize(list(lines))
+    return list(known[lines])
 
 
 def python_tokenize(sentences: tuple[str, ...]) -> list[str]:
