@@ -1,7 +1,11 @@
 """One-line mutation testing: apply each single-token mutation of a module in turn, run the given tests, and count
 the mutants the tests kill (fail or time out) against those that survive.
 
-    python scripts/mutate.py shared/capeval/benchmarks/stats.py tests/benchmarks/test_benchmarks_stats.py [--limit 60]
+    python scripts/mutate.py shared/capeval/benchmarks/stats.py "tests/benchmarks/test_benchmarks_stats.py" [--limit 60] \
+        [--new-tests "tests/reliability/test_stats_options.py -k seed"]
+
+With ``--new-tests``, a mutant the tests leave alive is run against these too, which gives the score before
+and after them in one pass (a mutant the first tests kill is killed by both sets).
 
 Mutations (one per line and kind, in a deterministic order): comparison and arithmetic operators swapped
 (``<``/``<=``, ``==``/``!=``, ``+``/``-``, ``*``/``/``), ``and``/``or``, ``True``/``False``, ``min``/``max``, integer
@@ -18,6 +22,7 @@ import json
 import os
 import random
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -29,21 +34,14 @@ SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "+"
          "is": "is not", "in": "not in"}
 
 
-def code_lines(source: str) -> set[int]:
-    """Lines holding code tokens other than strings (docstrings) and comments."""
-    lines = set()
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER):
-            lines.add(token.start[0])
-    return lines
-
-
 def mutations(source: str) -> list[tuple[int, str, str]]:
     """(line number, description, mutated line) for every one-token mutation of a code line."""
     lines = source.splitlines()
     found = []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         row, col = token.start
+        if row > len(lines) or token.type in (tokenize.STRING, tokenize.COMMENT):
+            continue
         line = lines[row - 1]
         if line.lstrip().startswith(("def ", "class ", "import ", "from ", "@")):
             continue
@@ -80,10 +78,11 @@ def run_tests(tests: list[str], timeout: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module")
-    parser.add_argument("tests", nargs="+")
+    parser.add_argument("tests", type=shlex.split, help="pytest arguments, one string")
     parser.add_argument("--limit", type=int, default=0, help="a seeded random sample of this many mutants (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--new-tests", type=shlex.split, default=[], help="pytest arguments run on the survivors of the first ones")
     parser.add_argument("--json", help="write every mutant and its outcome here")
     args = parser.parse_args()
     path = Path(args.module)
@@ -102,12 +101,17 @@ def main() -> int:
             path.write_text("".join(lines))
             start = time.monotonic()
             outcome = run_tests(args.tests, args.timeout)
+            if outcome == "survived" and args.new_tests:
+                new = run_tests(args.new_tests, args.timeout)
+                outcome = "survived" if new == "survived" else f"{new} by the new tests"
             outcomes.append({"line": row, "mutation": description, "outcome": outcome})
             print(f"{outcome:>16}  {path.name}:{row}  {description}  ({time.monotonic() - start:.0f} s)", flush=True)
     finally:
         path.write_text(original)
-    killed = sum(o["outcome"] != "survived" for o in outcomes)
-    print(f"{path}: {killed}/{len(outcomes)} mutants killed ({len(mutations(original))} possible)")
+    before = sum(o["outcome"] != "survived" and not o["outcome"].endswith("by the new tests") for o in outcomes)
+    after = sum(o["outcome"] != "survived" for o in outcomes)
+    print(f"{path}: {before}/{len(outcomes)} mutants killed" + (f", {after}/{len(outcomes)} with the new tests" if args.new_tests else "")
+          + f" ({len(mutations(original))} possible)")
     if args.json:
         Path(args.json).write_text(json.dumps(outcomes, indent=1))
     return 0
