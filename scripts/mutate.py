@@ -17,6 +17,7 @@ writes the survivors for reading.
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import json
 import os
@@ -79,6 +80,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module")
     parser.add_argument("tests", type=shlex.split, help="pytest arguments, one string")
+    parser.add_argument("--functions", type=lambda text: text.split(","), default=None,
+                        help="mutate only these top-level functions (comma-separated names)")
     parser.add_argument("--limit", type=int, default=0, help="a seeded random sample of this many mutants (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=300)
@@ -88,6 +91,10 @@ def main() -> int:
     path = Path(args.module)
     original = path.read_text()
     candidates = mutations(original)
+    if args.functions:
+        spans = [(node.lineno, node.end_lineno) for node in ast.parse(original).body
+                 if isinstance(node, ast.FunctionDef) and node.name in args.functions]
+        candidates = [c for c in candidates if any(first <= c[0] <= last for first, last in spans)]
     if args.limit and len(candidates) > args.limit:
         candidates = sorted(random.Random(args.seed).sample(candidates, args.limit))
     if run_tests(args.tests, args.timeout) != "survived":
