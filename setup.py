@@ -26,5 +26,5 @@ shipped = [name for package, folder in SHIPPED_FOLDERS.items() for name in folde
 setup(
     packages=find_namespace_packages("shared", include=["capeval", "capeval.*"]) + shipped,
     package_dir={"": "shared", **SHIPPED_FOLDERS},
-    package_data={"capeval.resources": RESOURCE_FILES, **{name: SHIPPED_FILES for name in shipped}},
+    package_data={"capeval": ["py.typed"], "capeval.resources": RESOURCE_FILES, **{name: SHIPPED_FILES for name in shipped}},
 )

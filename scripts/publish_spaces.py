@@ -7,9 +7,10 @@
 A Space gets capeval as a wheel beside its ``app.py``: this script builds the wheel of the checkout
 (``pip wheel --no-deps .``), stages each folder with it in a temporary directory, and uploads the stage
 with ``HfApi.create_repo(..., repo_type="space", space_sdk="gradio", exist_ok=True)`` and
-``HfApi.upload_folder``. Each ``requirements.txt`` names that wheel (``./capeval-<version>-py3-none-any.whl``
+``HfApi.upload_folder``. A metric Space's ``requirements.txt`` (and ``packages.txt``) is written here from its
+scorer's declared extras and Debian packages. Each ``requirements.txt`` names that wheel (``./capeval-<version>-py3-none-any.whl``
 with the extras it needs), so the Space installs exactly the code of the checkout. The leaderboard Space also
-gets the harness's stored results (``benchmarks/results/baselines``: ``results.json`` and any scatter plots).
+gets the harness's stored results (``results/baselines``: ``results.json`` and any scatter plots).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {p.name: p for root in (REPO / "metrics", REPO / "spaces") for p in sorted(root.iterdir())
            if (p / "app.py").is_file()}
 #: Files a Space shows that live elsewhere in the checkout, copied beside its app.py.
-EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "benchmarks" / "results" / "baselines").glob("results.json"))
-               + sorted((REPO / "benchmarks" / "results" / "baselines").glob("scatter_*.png"))}
+EXTRA_FILES = {"leaderboard": lambda: sorted((REPO / "results" / "baselines").glob("results.json"))
+               + sorted((REPO / "results" / "baselines").glob("scatter_*.png"))}
 
 
 def build_wheel(out_dir: Path) -> Path:
@@ -36,10 +37,26 @@ def build_wheel(out_dir: Path) -> Path:
     return wheel
 
 
+def metric_requirements(name: str, wheel: Path) -> dict[str, str]:
+    """A metric Space's ``requirements.txt`` (the wheel with the ``spaces`` extra and the metric's declared extras) and,
+    when the metric declares Debian packages, its ``packages.txt``."""
+    from capeval.registry import METRICS
+
+    scorer = METRICS[name].scorer_class()
+    files = {"requirements.txt": f"./{wheel.name}[{','.join(('spaces', *scorer.extras))}]\n"}
+    if scorer.system_packages:
+        files["packages.txt"] = "\n".join(scorer.system_packages) + "\n"
+    return files
+
+
 def stage(folder: Path, wheel: Path, root: Path) -> Path:
-    """A copy of ``folder`` with the wheel beside ``app.py``; refuses a requirements.txt naming another wheel."""
+    """A copy of ``folder`` with the wheel beside ``app.py``; a metric's requirements are written from its declaration,
+    a suite Space's must name this wheel."""
     target = root / folder.name
     shutil.copytree(folder, target, ignore=shutil.ignore_patterns("__pycache__"))
+    if folder.parent.name == "metrics":
+        for name, text in metric_requirements(folder.name, wheel).items():
+            (target / name).write_text(text, encoding="utf-8")
     requirements = (target / "requirements.txt").read_text(encoding="utf-8")
     if f"./{wheel.name}[" not in requirements:
         raise SystemExit(f"{folder}/requirements.txt does not name ./{wheel.name}[...]; update it to this version")

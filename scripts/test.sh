@@ -6,3 +6,5 @@ bash scripts/setup_env.sh
 bash scripts/apt_install.sh "the browser" chromedriver chromium chromium-driver
 export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
 .venv/bin/python -m pytest -q "$@"
+# The type check of the library (lenient: setup.cfg's [mypy] section).
+.venv/bin/python -m mypy shared/capeval

@@ -1,13 +1,14 @@
-"""The suite Space in a real browser: Debian's chromium (installed by scripts/test.sh, headless, driven
-by Selenium through the system chromedriver; no downloaded browser build) types a caption, clicks Score, waits
-for the table and reads a score cell; the screenshot is saved under the test's temp dir."""
+"""The Spaces in a real browser: Debian's chromium (installed by scripts/test.sh, headless, driven by Selenium
+through the system chromedriver; no downloaded browser build). The suite, BLEU's Space and the leaderboard are
+opened as a visitor would: type, click, read the tables and charts; screenshots are saved under the test's temp dir."""
 
 import shutil
 
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import build_suite_space, suite_metrics
+from capeval.integrations.gradio_app import build_metric_space, build_suite_space, suite_metrics
+from capeval.integrations.leaderboard import build_leaderboard_space
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -59,5 +60,49 @@ def test_suite_space_in_chromium(browser, tmp_path):
         assert float(cells["BERT-TBR (unigram)"]) == 0.5  # 2 of the 4 combined content words
         assert set(cells) == {"candidate", "BERT-TBR (unigram)", "BLEU-4", "CIDEr-D"}
         assert (tmp_path / "suite.png").stat().st_size > 10_000
+        # The chart is one panel per metric (a figure, not bars stacked by candidate).
+        assert browser.find_elements(By.CSS_SELECTOR, "#chart img, #chart svg, #chart canvas")
+    finally:
+        demo.close()
+
+
+def launched(browser, demo):
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    browser.get(demo.local_url)
+    return demo
+
+
+def test_bleu_space_shows_bleu_1_to_4(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    demo = launched(browser, build_metric_space("bleu"))
+    try:
+        wait = WebDriverWait(browser, 90)
+        boxes = wait.until(expected_conditions.presence_of_all_elements_located((By.CSS_SELECTOR, "textarea")))
+        boxes[0].send_keys(CANDIDATE)
+        boxes[1].send_keys("\n".join(REFERENCES))
+        next(b for b in browser.find_elements(By.TAG_NAME, "button") if b.text == "Score").click()
+        wait.until(lambda driver: "corpus" in driver.find_element(By.ID, "scores").text)
+        browser.save_screenshot(str(tmp_path / "bleu.png"))
+        text = browser.find_element(By.ID, "scores").text
+        assert all(f"bleu_{n}" in text for n in range(1, 5)), text
+        bleu = capeval.load("bleu").compute(predictions=[CANDIDATE], references=[REFERENCES])
+        assert f"{bleu['bleu_1']:.4f}" in text and f"{bleu['scores'][0]:.4f}" in text
+    finally:
+        demo.close()
+
+
+def test_leaderboard_pivot(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    demo = launched(browser, build_leaderboard_space())
+    try:
+        WebDriverWait(browser, 90).until(lambda driver: "cider" in driver.find_element(By.ID, "pivot").text)
+        browser.save_screenshot(str(tmp_path / "leaderboard.png"))
+        text = browser.find_element(By.ID, "pivot").text
+        assert "Flickr8k-Expert · P1 mean · tau-b" in text and "bleu" in text and "meteor" in text
     finally:
         demo.close()

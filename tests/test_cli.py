@@ -5,11 +5,12 @@ import json
 import pytest
 
 import capeval
-from capeval.cli import load_sample, main
+from capeval.cli import main
+from capeval.samples import sample_captions as load_sample
 
 
 def test_score_bundled_sample(capsys):
-    assert main(["score", "--metrics", "bert_tbr,bleu,smurf"]) == 0
+    assert main(["score", "--offline", "bert_tbr,bleu,smurf"]) == 0
     out = capsys.readouterr().out
     assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in out
     assert "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased" in out
@@ -23,10 +24,10 @@ def test_score_a_user_file(tmp_path, capsys):
     source = tmp_path / "captions.jsonl"
     source.write_text("\n".join(json.dumps(r) for r in rows))
     target = tmp_path / "scores.json"
-    assert main(["score", "--input", str(source), "--output", str(target), "--metrics", "rouge"]) == 0
+    assert main(["score", "--input", str(source), "--output", str(target), "--offline", "rouge"]) == 0
     scores = json.loads(target.read_text())["scores"]
     # "a dog runs": LCS 2 of 3 with either reference; "a cat": precision 1, recall 2/3, F with β = 1.2.
-    assert scores == {"ROUGE-L": pytest.approx([2 / 3, 2.44 * (2 / 3) / (2 / 3 + 1.44)])}
+    assert scores == {"rouge_l": pytest.approx([2 / 3, 2.44 * (2 / 3) / (2 / 3 + 1.44)])}
     assert "Kendall" not in capsys.readouterr().out  # no human scores in the file
 
 
@@ -57,9 +58,11 @@ def test_score_coco_results_with_model_options(tmp_path, capsys):
     predictions, references = ["two men riding horses", "a dog runs"], [["two men ride horses", "riders on horses"],
                                                                         ["A dog runs on the grass.", "a brown dog running"]]
     bleu = capeval.load("bleu", order=2).compute(predictions=predictions, references=references)
-    assert written["system"]["bleu(order=2)"] == pytest.approx(bleu["bleu"], abs=1e-12)
+    assert written["system"]["bleu"] == pytest.approx(bleu["bleu"], abs=1e-12)
+    assert [written["system"][f"bleu_{n}"] for n in range(1, 5)] == pytest.approx([bleu[f"bleu_{n}"] for n in range(1, 5)], abs=1e-12)
+    assert written["system"]["cider_idf_flickr8k"] != written["system"]["cider"]
     assert [image["image_id"] for image in written["images"]] == [2, 1]
-    assert written["images"][1]["bleu(order=2)"] == pytest.approx(bleu["scores"][1], abs=1e-12)
+    assert written["images"][1]["bleu"] == pytest.approx(bleu["scores"][1], abs=1e-12)
     assert written["metrics"]["cider"]["hashcode"].startswith("cider_d(")
     # JSON lines results work too.
     lines = write(tmp_path, "results.jsonl", '{"image_id": 3, "caption": "a cat"}\n{"image_id": 1, "caption": "a dog"}\n')
@@ -74,9 +77,10 @@ def test_score_coco_results_with_model_options(tmp_path, capsys):
     (["--results", "{empty_caption}", "--annotations", "{annotations}"], "result 1 (image 1): empty caption"),
     (["--results", "{unknown_ids}"], "--results and --annotations go together"),
     (["--metric", "bleu:max_order=2"], "--metric bleu:max_order=2: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']"),
-    (["--metric", "bleu:order=7"], "order must be 1, 2, 3 or 4"),
+    (["--metric", "bleu:order=7"], "order must be one of (1, 2, 3, 4)"),
     (["--metric", "blue"], "no capeval metric 'blue'"),
-    (["--metrics", "nope"], "no offline metric module named ['nope']"),
+    (["--offline", "nope"], "no offline configuration of ['nope']"),
+    (["--metrics", "bleu"], "--metrics is spelled --metric NAME"),
 ])
 def test_mistakes_are_one_line_and_exit_2(arguments, message, tmp_path, capsys):
     files = {"missing": str(tmp_path / "missing.jsonl"),

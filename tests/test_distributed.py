@@ -11,7 +11,8 @@ import pytest
 
 import capeval
 import tiny_models
-from capeval.cli import load_sample, main
+from capeval.cli import main
+from capeval.samples import sample_captions as load_sample
 from capeval.distributed import ERROR_COLUMN, default_gpus, default_workers, make_scorer, score_dataset, summarize
 from capeval.registry import offline_runs
 from capeval.scoring.coco import RougeScorer
@@ -104,10 +105,10 @@ def test_corpus_statistics_merge_over_shards_and_per_shard_ones_differ(sample_ro
     half = ROWS // 2
     per_shard = scorer.score(predictions[:half], references[:half])[scorer.primary]
     assert max(abs(a - b) for a, b in zip(per_shard, whole[:half])) > 1e-4
-    merged = scorer.corpus_statistics(predictions[:half], references[:half]).merge(
-        scorer.corpus_statistics(predictions[half:], references[half:]))
-    assert scorer.with_statistics(merged).score(predictions[:half], references[:half])[scorer.primary] == whole[:half]
-    assert scorer.corpus_dependent and not scorer.with_statistics(merged).corpus_dependent
+    merged = scorer.count_document_frequencies(predictions[:half], references[:half]).merge(
+        scorer.count_document_frequencies(predictions[half:], references[half:]))
+    assert scorer.with_document_frequencies(merged).score(predictions[:half], references[:half])[scorer.primary] == whole[:half]
+    assert scorer.corpus_dependent and not scorer.with_document_frequencies(merged).corpus_dependent
 
 
 @pytest.mark.parametrize("run", offline_runs(), ids=lambda run: run.label)
@@ -118,7 +119,7 @@ def test_columns_name_what_score_returns(run):
     scorer = make_scorer(run.metric, **options)
     scores = scorer.score(["a dog runs", "a cat"], [["a dog running", "the dog"], ["a cat sleeps"]])
     assert tuple(scores) == scorer.columns()
-    assert scorer.corpus_statistics(["a dog runs"], [["a dog running"]]) is None or scorer.corpus_dependent
+    assert scorer.count_document_frequencies(["a dog runs"], [["a dog running"]]) is None or scorer.corpus_dependent
 
 
 def test_bad_rows_get_an_error_and_the_rest_score_as_without_them(ray_session, sample_rows):
@@ -195,9 +196,9 @@ def test_pool_leaves_a_cpu_for_ray_data_tasks_and_workers_import_this_capeval(ra
 
 
 def test_cli_ray_engine_prints_what_the_default_engine_prints(ray_session, capsys):
-    assert main(["score", "--metrics", "bleu,cider"]) == 0
+    assert main(["score", "--offline", "bleu,cider"]) == 0
     default = capsys.readouterr().out
-    assert main(["score", "--engine", "ray", "--metrics", "bleu,cider"]) == 0
+    assert main(["score", "--engine", "ray", "--offline", "bleu,cider"]) == 0
     on_ray = capsys.readouterr().out
     # Corpus BLEU too (from the rows' summed n-gram counts), not only the per-caption columns.
     assert ", corpus 0." in next(line for line in default.splitlines() if line.startswith("- BLEU-4: mean"))

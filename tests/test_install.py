@@ -2,7 +2,6 @@
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import zipfile
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import capeval
+from installing import build_wheel, install, run_outside
 
 OUTSIDE_THE_CHECKOUT = """
 import json, sys
@@ -23,31 +23,19 @@ sparcs = evaluate.load(capeval.module_path("smurf"), components=["sparcs"]).comp
     predictions=["a man riding a motorcycle"], references=[["a man riding on the back of a motorcycle"]])
 from capeval.benchmarks import load_benchmark
 print(json.dumps({"capeval": capeval.__file__, "module": capeval.module_path("smurf"), "bleu": bleu["bleu"],
-                  "sparcs": sparcs["sparcs"][0], "pascal_rows": load_benchmark("pascal50s").num_rows}))
+                  "sparcs": sparcs["scores"][0], "pascal_rows": load_benchmark("pascal50s").num_rows}))
 """
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory, repo_root):
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(repo_root)], check=True)
-    (built,) = out.glob("capeval-*.whl")
-    return built
+    return build_wheel(repo_root, tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory):
     """The wheel installed into a fresh target folder (its dependencies come from this environment)."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target", str(target), str(wheel)],
-                   check=True)
-    return target
-
-
-def run_outside(installed, tmp_path, *command):
-    """Run with the installed copy first on the path, from a folder that is not the checkout."""
-    env = {**os.environ, "PYTHONPATH": str(installed), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
-    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", check=True)
+    return install(tmp_path_factory.mktemp("site"), wheel, index=False)
 
 
 def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
@@ -60,6 +48,7 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
             assert f"capeval/resources/{resource.name}" in names, resource.name
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
+    assert "capeval/py.typed" in names  # type checkers read capeval's annotations (PEP 561)
     for resource in ("bert_tbr_stop_words.txt", "sample_captions.json", "flickr8k_references.json.gz", "sample_image.jpg",
                      "sample_image_butd.npz", "smurf_golden.parquet"):
         assert f"capeval/resources/{resource}" in names
@@ -76,7 +65,7 @@ def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
 
 def test_installed_command_line_scores_and_benchmarks(installed, tmp_path):
     command = str(installed / "bin" / "capeval")
-    score = run_outside(installed, tmp_path, command, "score", "--metrics", "bleu,cider").stdout
+    score = run_outside(installed, tmp_path, command, "score", "--offline", "bleu,cider").stdout
     assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in score and "- BLEU-4: mean" in score
     bench = run_outside(installed, tmp_path, command, "benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0").stdout
     assert "### PASCAL-50S" in bench and "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in bench
@@ -95,6 +84,12 @@ def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp
     # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
                    cwd=tmp_path / "bleu", check=True)
+    # Written from each metric's declaration: METEOR's extra and its Java runtime.
+    assert (tmp_path / "meteor" / "requirements.txt").read_text() == f"./{wheel.name}[spaces,meteor]\n"
+    assert (tmp_path / "meteor" / "packages.txt").read_text() == "default-jre-headless\n"
+    assert not (tmp_path / "bleu" / "packages.txt").exists()
+    # Every metric's app.py is the same two lines (the metric comes from the folder's name).
+    assert len({(folder / "app.py").read_text() for name, folder in publish.FOLDERS.items() if folder.parent.name == "metrics"}) == 1
 
 
 def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
@@ -108,9 +103,7 @@ def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
         "        if name.split('.')[0] == 'evaluate':\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
         "sys.meta_path.insert(0, NoEvaluate())\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(installed)]), "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
     command = str(installed / "bin" / "capeval")
-    for args in (["score", "--metrics", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
-        done = subprocess.run([command, *args], cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8")
-        assert done.returncode == 0, done.stderr[-2000:]
+    for args in (["score", "--offline", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
+        done = run_outside(installed, tmp_path, command, *args, path=(blocker,))
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout

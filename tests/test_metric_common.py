@@ -24,7 +24,7 @@ def card_front_matter(folder: Path) -> dict:
 @pytest.mark.parametrize("name", MODULES)
 def test_folder_anatomy_and_card(name):
     folder = METRICS_DIR / name
-    for required in ("README.md", "app.py", "requirements.txt"):
+    for required in ("README.md", "app.py"):
         assert (folder / required).exists(), f"{name} lacks {required}"
     meta = card_front_matter(folder)
     assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 import capeval
-from capeval.cli import load_sample
+from capeval.samples import sample_captions as load_sample
 
 MODULES = [
     pytest.param("bleu", {}, id="bleu"),

@@ -7,7 +7,8 @@ import json
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import build_suite_space, metric_card, suite_metrics
+from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, space_scorer,
+                                             suite_metrics)
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
@@ -29,29 +30,39 @@ def table_columns(table: dict) -> dict[str, list]:
     return {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
 
 
-def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[float]]:
-    """The module's per-caption values of the columns a Space shows, rounded as it rounds them."""
+def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[str]]:
+    """The module's values of the columns a Space shows, as it shows them: each candidate's, then the corpus row
+    (the corpus value of every column, and the corpus-only values such as BLEU-1..4, blank above it)."""
     result = metric.compute(predictions=predictions, references=references)
-    key = {metric.scorer.primary: "scores"}
-    return {column: [round(v, 4) for v in result[key.get(column, column)]] for column in shown if column != "candidate"}
+    scores = metric.scorer.score(predictions, references)
+    columns = {}
+    for column in shown:
+        if column == "candidate":
+            continue
+        per_caption = result["scores"] if column == metric.scorer.primary else result.get(column)
+        values = [f"{v:.4f}" for v in per_caption] if isinstance(per_caption, list) else [""] * len(predictions)
+        columns[column] = values + [f"{scores.corpus[column]:.4f}"]
+    return columns
 
 
 def space_options(name, minilm_path):
     """What each Space runs offline: the registry's stand-in where the paper's model is absent, IDF from Flickr8k."""
     return {"bleu": {}, "rouge": {}, "cider": {"idf": "flickr8k"}, "smurf": {"components": ["sparcs"]},
-            "bert_tbr": {"model_name": minilm_path, "layer": 6, "beta": 0.4, "idf": "flickr8k"}}[name]
+            "bert_tbr": {"model_name": minilm_path, "layer": 6, "beta": 0.4, "idf": "flickr8k"},
+            "bertscore": {"model_name": minilm_path, "layer": 6}}[name]  # BERTScore's idf is a switch: left off
 
 
-@pytest.mark.parametrize("name", ["bleu", "rouge", "cider", "smurf", "bert_tbr"])
+@pytest.mark.parametrize("name", ["bleu", "rouge", "cider", "smurf", "bert_tbr", "bertscore"])
 def test_metric_space_scores_like_compute(name, repo_root, serve, minilm_path):
     app = load_app(repo_root / "metrics" / name)
     client = serve(app.demo)
     table, chart, details = client.predict("\n".join(CANDIDATES), "\n".join(REFERENCES), api_name="/score")
     columns = table_columns(table)
-    assert columns["candidate"] == CANDIDATES
+    assert columns["candidate"] == [*CANDIDATES, "corpus"]
     metric = capeval.load(name, **space_options(name, minilm_path))
     assert {k: v for k, v in columns.items() if k != "candidate"} == expected_columns(metric, list(columns), CANDIDATES, [REFERENCES] * 2)
-    assert all(len(str(v).split(".")[-1]) <= 4 for values in columns.values() for v in values if isinstance(v, float))
+    # Every output of the metric is a column: BLEU shows BLEU-1..4 (corpus values), SMURF's SPARCS its standardized form.
+    assert set(metric.scorer.columns()) | ({f"bleu_{n}" for n in range(1, 5)} if name == "bleu" else set()) <= set(columns)
     with pytest.raises(AppError, match="Type at least one candidate caption"):
         client.predict("  \n", "\n".join(REFERENCES), api_name="/score")
 
@@ -72,6 +83,12 @@ def test_every_metric_card_renders():
         assert header["sdk"] == "gradio" and body.startswith("# Metric Card"), name
 
 
+def test_spaces_take_idf_from_flickr8k_only_where_the_idf_option_offers_it(minilm_path):
+    assert space_scorer("cider", {}).idf == "flickr8k" and space_scorer("cider", {"idf": "corpus"}).idf == "corpus"
+    assert space_scorer("bertscore", {"model_name": minilm_path, "layer": 6}).idf is False  # a flag, not a corpus
+    assert "BERTScore (MiniLM)" in [metric.label for metric in suite_metrics()]
+
+
 def test_suite_space_side_by_side(serve):
     metrics = [m for m in suite_metrics() if m.label != "METEOR"]  # the JVM start is slow; METEOR has its own tests
     client = serve(build_suite_space(metrics))
@@ -79,11 +96,20 @@ def test_suite_space_side_by_side(serve):
                                                                api_name="/score")
     columns = table_columns(table)
     assert {"BERT-TBR", "BERT-TBR (unigram)", "SPARCS", "BLEU-4", "ROUGE-L", "CIDEr-D"} <= set(columns)
-    assert columns["BERT-TBR (unigram)"][0] == 0.3333
+    assert columns["BERT-TBR (unigram)"][0] == "0.3333"
     bleu = capeval.load("bleu").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
     cider = capeval.load("cider", idf="flickr8k").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
-    assert columns["BLEU-4"] == [round(v, 4) for v in bleu["scores"]]
-    assert columns["CIDEr-D"] == [round(v, 4) for v in cider["scores"]]
+    assert columns["BLEU-4"] == [f"{v:.4f}" for v in bleu["scores"]]
+    assert columns["CIDEr-D"] == [f"{v:.4f}" for v in cider["scores"]]
+    # Every output, then each metric's corpus values (BLEU-1..4 among them).
+    parts = table_columns(breakdown)
+    corpus = {(m, o): v for c, m, o, v in zip(parts["candidate"], parts["metric"], parts["output"], parts["value"]) if c == "corpus"}
+    assert [corpus[("BLEU-4", f"bleu_{n}")] for n in range(1, 5)] == [f"{bleu[f'bleu_{n}']:.4f}" for n in range(1, 5)]
+    # One panel per metric, the candidates side by side in each (never a sum of candidates).
+    figure = metric_panels(candidate_labels(CANDIDATES), {"BLEU-4": bleu["scores"], "CIDEr-D": cider["scores"]})
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    assert [axis.get_title() for axis in panels] == ["BLEU-4", "CIDEr-D"]
+    assert [[bar.get_height() for bar in axis.patches] for axis in panels] == [bleu["scores"], cider["scores"]]
     parts = table_columns(breakdown)
     assert {"metric", "output", "value"} <= set(parts) and "sparcs" in parts["output"]
     assert skipped == ""
@@ -94,15 +120,37 @@ def test_suite_space_side_by_side(serve):
 def test_leaderboard_shows_the_stored_results(serve):
     stored = json.loads(baseline_results().read_text())
     client = serve(build_leaderboard_space())
-    table = table_columns(client.predict(["Flickr8k-Expert"], ["tau-b"], "cider", api_name="/filter"))
+    wide, long, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "cider", api_name="/filter")
+    table = table_columns(long)
     cider = next(r for r in stored if r["metric"] == "cider" and r["benchmark"] == "flickr8k_expert")
     expected = [row for row in cider["rows"] if row["statistic"] == "tau-b"]
     assert table["row set"] == [row["row_set"] for row in expected] == ["P1 mean", "P2 all"]
     assert table["value"] == [round(row["value"], 3) for row in expected]
     assert table["95% interval"][0] == f"[{expected[0]['low']:.3f}, {expected[0]['high']:.3f}]"
-    points = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
-    assert points["columns"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
+    # Metrics × results: one row per metric, a column per benchmark · row set · statistic.
+    pivoted = table_columns(wide)
+    assert pivoted == {"metric": ["cider"], "Flickr8k-Expert · P1 mean · tau-b": [f"{expected[0]['value']:.3f}"],
+                       "Flickr8k-Expert · P2 all · tau-b": [f"{expected[1]['value']:.3f}"]}
+    assert message == ""
+    shown = sorted({r["title"] for r in stored if not r.get("skipped")})
+    every = table_columns(client.predict(shown, ["tau-b", "tau-c", "accuracy"], "", api_name="/filter")[0])
+    assert len(every["metric"]) == len({r["metric"] for r in stored if not r.get("skipped")})
+    _, _, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "no such metric", api_name="/filter")
+    assert "No result matches these filters" in message
+    points, figure = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
+    assert points["headers"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
     assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
+
+
+def test_leaderboard_scatter_labels_its_axes_and_points():
+    import pandas as pd
+
+    from capeval.integrations.leaderboard import scatter_figure
+
+    points = pd.DataFrame({"metric": ["bleu", "cider"], "x": [0.2, 0.4], "y": [0.3, 0.5]})
+    (axis,) = scatter_figure(points, "A · P1 · tau-b", "A · P1 · tau-c").axes
+    assert (axis.get_xlabel(), axis.get_ylabel()) == ("A · P1 · tau-b", "A · P1 · tau-c")
+    assert sorted(text.get_text() for text in axis.texts) == ["bleu", "cider"]
 
 
 def test_details_become_a_table():

@@ -2,6 +2,8 @@
 a direct compute on the decoded strings; references encoded once across evaluations."""
 
 import numpy as np
+
+import capeval
 import pytest
 
 from capeval.integrations.trainer import CaptionEvaluator, compute_metrics_fn, decode
@@ -96,7 +98,67 @@ def test_labels_as_references_and_clear_errors(tiny_bert_path):
         compute(EvalPrediction(predictions=np.zeros((2, 3, 7)), label_ids=labels))
     with pytest.raises(ValueError, match="3 predictions for an eval set of 5 examples"):
         CaptionEvaluator(["bleu"], references=REFERENCES).evaluate_texts(["a", "b", "c"])
-    with pytest.raises(ValueError, match="two metrics both report 'bleu'"):
-        CaptionEvaluator(["bleu", ("bleu", {"order": 2})], references=REFERENCES[:1]).evaluate_texts(["a dog"])
+    # The same metric twice: its values are told apart by each configuration's label.
+    both = CaptionEvaluator(["bleu", ("bleu", {"order": 2})], references=REFERENCES[:1]).evaluate_texts(["a dog"])
+    assert both["bleu_order_2"] == both["bleu_order_2_bleu_2"] != both["bleu"] == both["bleu_bleu_4"]
     with pytest.raises(TypeError):
         CaptionEvaluator([("bleu", {"max_order": 2})])
+
+
+def test_labels_that_differ_from_the_predictions_are_the_references(tiny_bert_path):
+    from transformers import AutoTokenizer
+    from transformers.trainer_utils import EvalPrediction
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
+
+    def ids(texts):
+        rows = tokenizer(texts, padding=True)["input_ids"]
+        return np.where(np.asarray(rows) == tokenizer.pad_token_id, -100, rows)
+
+    compute = compute_metrics_fn(["rouge", "bleu"], tokenizer)
+    got = compute(EvalPrediction(predictions=ids(["a dog runs", "a cat"]), label_ids=ids(["a dog", "a cat sleeps"])))
+    expected = capeval.evaluate(["a dog runs", "a cat"], [["a dog"], ["a cat sleeps"]], metrics=["rouge", "bleu"]).corpus
+    assert got == expected and got["rouge_l"] < 1.0
+
+
+def test_one_reference_string_per_example_is_one_reference_not_characters():
+    flat = CaptionEvaluator(["bleu", "cider"], references=["a dog runs on the grass", "a cat sleeps on a bed"])
+    listed = CaptionEvaluator(["bleu", "cider"], references=[["a dog runs on the grass"], ["a cat sleeps on a bed"]])
+    predictions = ["a dog runs on grass", "a cat sleeps"]
+    assert flat.evaluate_texts(predictions) == listed.evaluate_texts(predictions)
+    assert flat.evaluate_texts(predictions)["bleu_1"] > 0.6
+
+
+def test_indices_pick_the_references_of_those_examples():
+    evaluator = CaptionEvaluator(["rouge"], references=[["a dog"], ["a cat"], ["a bird"]])
+    assert evaluator.evaluate_texts(["a cat"], indices=[1]) == {"rouge_l": 1.0}
+    assert evaluator.evaluate_texts(["a bird", "a dog"], indices=[2, 0]) == {"rouge_l": 1.0}
+    with pytest.raises(ValueError, match=r"indices \[3\] are not eval-set positions \(0 to 2\)"):
+        evaluator.evaluate_texts(["a cat"], indices=[3])
+
+
+@pytest.mark.parametrize("metrics, message", [
+    (["blue"], "no capeval metric 'blue'"),
+    ([("bleu",)], "a metric spec is a name"),
+    ([{"name": "bleu"}], "a metric spec is a name"),
+    ([], "metrics is empty"),
+])
+def test_bad_metric_specs_are_one_clear_error(metrics, message):
+    with pytest.raises(ValueError, match=message):
+        CaptionEvaluator(metrics, references=REFERENCES)
+
+
+def test_bad_references_and_token_ids_are_one_clear_error():
+    with pytest.raises(ValueError, match=r"references\[1\] is empty"):
+        CaptionEvaluator(["bleu"], references=[["a dog"], None])
+
+    class Tokenizer:
+        pad_token_id = 0
+
+        def batch_decode(self, rows, skip_special_tokens):
+            return ["x" for _ in rows]
+
+    with pytest.raises(ValueError, match="token ids must be integers, got float64"):
+        decode(np.array([[1.5, 2.0]]), Tokenizer())
+    with pytest.raises(ValueError, match="negative token id -3: only -100"):
+        decode(np.array([[1, -3]]), Tokenizer())

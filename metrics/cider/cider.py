@@ -29,19 +29,14 @@ Args:
     references (list of list of str, or list of str): the references of each candidate.
     images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
 
-Constructor options (``evaluate.load(path, ...)``):
-    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
-    sigma (float): standard deviation of the length penalty (default 6.0).
-    idf (str): "corpus" (the scored references, default) or "flickr8k" (the Flickr8k references shipped with capeval).
-
 Returns:
     cider (float): mean CIDEr-D over the candidates, the toolkit's "CIDEr" (range 0-10).
     scores (list of float): per-caption CIDEr-D.
     hashcode (str): σ, tokenizer and capeval version.
 
 Examples:
-    >>> import evaluate
-    >>> cider = evaluate.load("metrics/cider")
+    >>> import capeval
+    >>> cider = capeval.load("cider")
     >>> results = cider.compute(predictions=["A dog runs on the grass.", "A cat on the mat."],
     ...                         references=[["A dog runs on grass.", "The dog is running."],
     ...                                     ["A cat sits on a mat.", "A cat on a mat."]])

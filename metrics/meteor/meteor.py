@@ -28,17 +28,14 @@ Args:
     references (list of list of str, or list of str): the references of each candidate.
     images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
 
-Constructor options (``evaluate.load(path, ...)``):
-    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
-
 Returns:
     meteor (float): corpus METEOR, the toolkit's "METEOR".
     scores (list of float): per-caption METEOR.
     hashcode (str): tokenizer and capeval version.
 
 Examples:
-    >>> import evaluate
-    >>> meteor = evaluate.load("metrics/meteor")
+    >>> import capeval
+    >>> meteor = capeval.load("meteor")
     >>> results = meteor.compute(predictions=["A dog runs on the grass."],
     ...                          references=[["A dog runs on grass.", "The dog is running."]])
     >>> round(results["scores"][0], 4)

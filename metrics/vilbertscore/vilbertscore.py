@@ -41,16 +41,6 @@ Args:
     batch_size (int, optional): (caption, image) pairs per forward pass (default 64 on GPU, 16 on CPU).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
-Constructor options (``evaluate.load(path, ...)``):
-    checkpoint (str): path or URL of a vilbert-multi-task ``.bin``; default the multi-task model (downloaded once
-        into ~/.cache/capeval; offline, pass a local path). ``pretrained_model.bin`` works too (no task token).
-    config (str, optional): vilbert-multi-task config JSON (default bert_base_6layer_6conect, shipped).
-    tokenizer (str): hub id or folder of the uncased vocabulary, default "bert-base-uncased".
-    layer (int): co-attention block whose text output is matched, 1-6 (default 6, as released).
-    mode (str): "code" (default, the released scorer) or "clean".
-    extractor, feature_cache_dir: region features from ``images`` (optional, approximate).
-    device (str, optional): default CUDA when available.
-
 Returns:
     vilbertscore (float): mean F1.
     scores, f1, precision, recall (list of float): per caption, each in [-1, 1].
@@ -61,7 +51,7 @@ Examples:
     A random ViLBERT (2 co-attention blocks) and a tiny vocabulary stand in for the released model here:
 
     >>> import json, tempfile
-    >>> import evaluate
+    >>> import capeval
     >>> import numpy as np
     >>> from transformers import BertTokenizer
     >>> from capeval.backbones.vilbert import read_vilbert_config, save_random_checkpoint
@@ -73,7 +63,7 @@ Examples:
     ...                "v_hidden_size": 32, "v_num_attention_heads": 4, "v_intermediate_size": 64, "bi_hidden_size": 32,
     ...                "bi_num_attention_heads": 4}, handle)
     >>> checkpoint = save_random_checkpoint(f"{folder}/random.bin", read_vilbert_config(f"{folder}/tiny.json"))
-    >>> vilbertscore = evaluate.load("metrics/vilbertscore", checkpoint=checkpoint, config=f"{folder}/tiny.json",
+    >>> vilbertscore = capeval.load("vilbertscore", checkpoint=checkpoint, config=f"{folder}/tiny.json",
     ...                              tokenizer=folder, device="cpu")
     >>> rng = np.random.default_rng(0)
     >>> image = {"features": rng.random((100, 2048), dtype=np.float32), "bbox": np.tile([10.0, 20.0, 200.0, 150.0], (100, 1)),
@@ -93,7 +83,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class VilbertScore(CaptionMetric):
+class Vilbertscore(CaptionMetric):
     scorer_class = VilbertScoreScorer
 
     def _info(self):

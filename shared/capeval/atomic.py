@@ -35,6 +35,27 @@ def refuse_existing(target: str | os.PathLike, *, overwrite: bool) -> None:
     raise FileExistsError(f"{target} exists; pass --overwrite (overwrite=True) to replace it")
 
 
+def check_writable(target: str | os.PathLike, *, overwrite: bool, folder: bool = False) -> None:
+    """Fail now, before any work, if ``target`` cannot be written: it exists (without ``overwrite``), it is a folder
+    where a file is wanted (or the other way round), or its folder cannot take a file (``OSError`` saying which).
+
+    >>> check_writable("/proc/scores.json", overwrite=False)
+    Traceback (most recent call last):
+    OSError: cannot write /proc/scores.json: ...
+    """
+    path = Path(target)
+    refuse_existing(path, overwrite=overwrite)
+    if path.exists() and path.is_dir() != folder:
+        raise OSError(f"cannot write {path}: it is {'a file' if folder else 'a folder'}")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".probe"):
+            pass
+    except OSError as error:
+        raise OSError(f"cannot write {path}: {error.strerror or error}") from None
+
+
 @contextlib.contextmanager
 def partial_file(target: str | os.PathLike, *, mode: str = "wb", overwrite: bool = True) -> Iterator[IO]:
     """An open file that becomes ``target`` when the block completes (and is removed when it does not)."""
@@ -43,7 +64,8 @@ def partial_file(target: str | os.PathLike, *, mode: str = "wb", overwrite: bool
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     try:
-        with os.fdopen(handle, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as out:
+        text = "b" not in mode
+        with os.fdopen(handle, mode, encoding="utf-8" if text else None, newline="" if text else None) as out:
             yield out
         os.replace(partial, target)
     finally:

@@ -26,14 +26,19 @@ class CaptionFileError(ValueError):
 def read_json(path: str | Path) -> Any:
     """A JSON document, or JSON lines (one value per non-blank line) when the file is not one document."""
     path = Path(path)
+    if path.is_dir():
+        raise CaptionFileError(f"{path}: a folder, not a JSON file")
     if not path.is_file():
         raise CaptionFileError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise CaptionFileError(f"{path}: not UTF-8 text (byte {error.start}): is it a JSON file?") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as whole:
         lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
-        if len(lines) < 2:
+        if not lines or (len(lines) == 1 and whole.lineno > 1):
             raise CaptionFileError(f"{path}: not JSON ({whole.msg} at line {whole.lineno}, column {whole.colno})") from None
         values = []
         for number, line in lines:
@@ -56,6 +61,8 @@ def read_rows(path: str | Path) -> list[dict]:
     """JSON lines (or a JSON list) of ``{"candidate": str, "references": [str, ...]}``, other keys kept."""
     rows = read_json(path)
     rows = rows if isinstance(rows, list) else [rows]
+    if not all(isinstance(row, dict) for row in rows):
+        raise CaptionFileError(f"{path}: expected JSON objects with 'candidate' and 'references'")
     if not rows:
         raise CaptionFileError(f"{path}: no rows")
     for i, row in enumerate(rows, 1):
@@ -76,11 +83,13 @@ def read_coco(results_path: str | Path, annotations_path: str | Path) -> list[di
     results = read_json(results_path)
     if not isinstance(results, list) or not results:
         raise CaptionFileError(f"{results_path}: expected a non-empty list of {{'image_id', 'caption'}} (COCO results format)")
-    annotations = read_json(annotations_path)
-    if isinstance(annotations, dict):
-        if "annotations" not in annotations:
-            raise CaptionFileError(f"{annotations_path}: no 'annotations' list (COCO captions format)")
-        annotations = annotations["annotations"]
+    document = read_json(annotations_path)
+    annotations = document.get("annotations") if isinstance(document, dict) else document
+    if not isinstance(annotations, list) or not annotations:
+        raise CaptionFileError(f"{annotations_path}: no 'annotations' list (COCO captions format)")
+    # COCO's "images" table names each image's file, for metrics that read the images.
+    file_names = {image.get("id"): image.get("file_name") for image in document.get("images") or []
+                  if isinstance(image, dict)} if isinstance(document, dict) else {}
     references: dict[Any, list[str]] = {}
     for i, annotation in enumerate(annotations, 1):
         if not isinstance(annotation, dict) or "image_id" not in annotation or "caption" not in annotation:
@@ -99,5 +108,5 @@ def read_coco(results_path: str | Path, annotations_path: str | Path) -> list[di
             unknown = [r.get("image_id") for r in results if isinstance(r, dict) and r.get("image_id") not in references]
             raise CaptionFileError(f"{results_path}: {len(unknown)} image id(s) not in {annotations_path}, e.g. {unknown[:5]}")
         rows.append({"image_id": image_id, "candidate": caption_text(result["caption"], f"{results_path}: result {i} (image {image_id})"),
-                     "references": references[image_id]})
+                     "references": references[image_id], **({"image": file_names[image_id]} if file_names.get(image_id) else {})})
     return rows

@@ -15,13 +15,13 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from tqdm.auto import tqdm
 
 from .atomic import partial_file
 from .models import ModelUnavailableError
-from .progress import progress_enabled
+from .progress import SHOW_AFTER_SECONDS, progress_enabled
 from .settings import cache_dir, offline
 
 
@@ -39,7 +39,7 @@ def cached_path_for(url: str) -> Path:
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
-def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None, desc: str, chunk: int = 1 << 20,
+def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | None, desc: str, chunk: int = 1 << 20,
                        digest: Any = None) -> None:
     """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled),
     feeding ``digest`` (a ``hashlib`` object) on the way.
@@ -48,7 +48,7 @@ def copy_with_progress(source: BinaryIO, target: BinaryIO, *, total: int | None,
     >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
     b'xxxxx'
     """
-    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
+    bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, leave=False, delay=SHOW_AFTER_SECONDS,
                disable=not progress_enabled())
     with bar:
         for block in iter(lambda: source.read(chunk), b""):

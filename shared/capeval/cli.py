@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Callable
 
-from .benchmarks.cli import UsageError
-from .samples import sample_captions as load_sample
+from .usage import RenamedFlag, UsageError
+
+if TYPE_CHECKING:
+    from .scoring.protocol import Scores
 
 #: Above this many rows the per-caption table goes to --output only.
 PRINTED_ROWS = 20
@@ -22,6 +25,7 @@ PRINTED_ROWS = 20
 def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
     """The rows to score and where they came from."""
     from .caption_files import read_coco, read_rows
+    from .samples import sample_captions
 
     if args.results or args.annotations:
         if not (args.results and args.annotations):
@@ -29,115 +33,187 @@ def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
         return read_coco(args.results, args.annotations), f"{args.results} against {args.annotations}"
     if args.input:
         return read_rows(args.input), args.input
-    return load_sample(), "bundled Flickr8k-Expert sample"
+    return sample_captions(), "bundled Flickr8k-Expert sample"
 
 
-def score_runs(args: argparse.Namespace) -> list[tuple[str, object, str]]:
-    """(label, scorer, note) per metric: the ``--metric NAME:key=value`` specs, else every offline configuration."""
-    from .benchmarks.cli import metric_label, parse_assignments, split_spec
-    from .registry import METRICS, build_scorer, offline_runs
+def metric_runs(args: argparse.Namespace) -> list:
+    """The metrics to run: the ``--metric`` specs, else every offline configuration (of the ``--offline`` metrics when
+    given); a bad spec is a UsageError."""
+    from .evaluation import metric_runs as runs_for
 
-    if args.metric:
-        runs = []
-        for spec in args.metric:
-            name, own = split_spec(spec)
-            if name not in METRICS:
-                raise UsageError(f"--metric {spec}: no capeval metric {name!r}; choose from {sorted(METRICS)}")
-            options = parse_assignments(own, "--metric")
-            try:
-                runs.append((metric_label(name, options), build_scorer(name, options), ""))
-            except (TypeError, ValueError) as error:
-                raise UsageError(f"--metric {spec}: {error}") from None
-        return runs
-    runs = [(run, options) for run in offline_runs() if (options := run.resolved_options()) is not None]
-    if args.metrics:
-        wanted = set(args.metrics.split(","))
-        unknown = wanted - {run.metric for run, _ in runs}
+    if args.metric and args.offline:
+        raise UsageError("--metric and --offline do not go together: name metrics with one of them")
+    runs = [] if args.metric else runs_for("offline")
+    for spec in args.metric or []:
+        try:
+            runs += runs_for([spec])
+        except KeyError as error:
+            raise UsageError(f"--metric {spec}: {error.args[0]}") from None
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"--metric {spec}: {error}") from None
+    if args.offline:
+        wanted = set(args.offline.split(","))
+        unknown = sorted(wanted - {run.scorer.metric for run in runs})
         if unknown:
-            raise UsageError(f"no offline metric module named {sorted(unknown)}; choose from {sorted({r.metric for r, _ in runs})}")
-        runs = [(run, options) for run, options in runs if run.metric in wanted]
-    return [(run.label, build_scorer(run.metric, options), run.note) for run, options in runs]
+            raise UsageError(f"--offline: no offline configuration of {unknown}; choose from "
+                             f"{sorted({run.scorer.metric for run in runs})}")
+        runs = [run for run in runs if run.scorer.metric in wanted]
+    return runs
+
+
+def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dict:
+    """``images`` (``--images DIR`` + each row's image file) or ``region_features`` (``--features DIR``) when an
+    image metric runs; a UsageError saying how to give them when they are missing."""
+    from .benchmarks.hub import feature_paths, image_paths
+
+    image_metrics = [run.label for run in runs if run.scorer.needs_images]
+    if not image_metrics:
+        return {}
+    if not (args.images or args.features):
+        raise UsageError(f"{', '.join(image_metrics)} need(s) images: pass --images DIR (each row's 'image' file, or COCO "
+                         "annotations' images[].file_name) or --features DIR (<image stem>.npz region features)")
+    missing = [i for i, row in enumerate(rows) if not row.get("image")]
+    if missing:
+        raise UsageError(f"row {missing[0]} has no image file name: add an 'image' field to each row (COCO: an 'images' "
+                         "table with file_name in the annotations)")
+    files = [row["image"] for row in rows]
+    try:
+        if args.features:
+            return {"region_features": feature_paths(files, args.features)}
+        return {"images": image_paths(files, args.images)}
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+
+
+#: How pycocoevalcap's table names the COCO metrics' values.
+COCO_NAMES = {"bleu_1": "Bleu_1", "bleu_2": "Bleu_2", "bleu_3": "Bleu_3", "bleu_4": "Bleu_4", "meteor": "METEOR",
+              "rouge_l": "ROUGE_L", "cider": "CIDEr"}
+
+
+def summary_line(label: str, result, rows: int) -> str:
+    """One metric's line: the mean of its score column, its corpus value when that is not the mean, its other corpus
+    values (BLEU-1..4 named as pycocoevalcap names them), and its note."""
+    column = result.primary[label]
+    mean = sum(result.columns[column]) / rows
+    corpus = result.corpus[column]
+    line = f"- {label}: mean {mean:.4f}" + ("" if abs(mean - corpus) < 1e-12 else f", corpus {corpus:.4f}")
+    others = [key for key in result.corpus_keys[label] if key != column]
+    if others:
+        line += " (" + ", ".join(f"{COCO_NAMES.get(key, key)} {result.corpus[key]:.4f}" for key in others) + ")"
+    note = result.notes.get(label)
+    return line + (f"  [{note}]" if note else "")
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from .atomic import partial_file, refuse_existing
+    from .atomic import check_writable, partial_file
     from .benchmarks.stats import kendall
-    from .inputs import check_inputs
-    from .registry import idf_note
+    from .evaluation import evaluate_runs, score_checked
     from .reports.tables import markdown_table
-    from .scoring.protocol import main_column
 
+    if args.output:
+        try:
+            check_writable(args.output, overwrite=args.overwrite)  # before the scoring, not after it
+        except FileExistsError:
+            raise
+        except OSError as error:
+            raise UsageError(f"--output: {error}") from None
+    runs = metric_runs(args)
+    rows, source = read_input(args)
+    visual = visual_inputs(args, rows, runs)
+    score: Callable[..., Scores] = score_checked
     if args.engine == "ray":
         from .distributed import score_on_ray
 
-    if args.output:
-        refuse_existing(args.output, overwrite=args.overwrite)  # before the scoring, not after it
-    rows, source = read_input(args)
-    predictions = [row["candidate"] for row in rows]
-    references = [row["references"] for row in rows]
+        def on_ray(scorer, predictions, references, **inputs):
+            if inputs.get("images") is not None or inputs.get("region_features") is not None:
+                raise UsageError("--engine ray scores text metrics here; for image metrics use capeval.distributed.score_dataset")
+            return score_on_ray(scorer, predictions, references if scorer.needs_references else None,
+                                ray_address=args.ray_address)
+
+        score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
-    columns: dict[str, list[float]] = {}
-    system: dict[str, float] = {}
-    about: dict[str, dict] = {}
-    for label, scorer, note in score_runs(args):
-        checked = check_inputs(scorer, predictions, references)
-        scores = score_on_ray(scorer, **checked, ray_address=args.ray_address) if args.engine == "ray" else scorer.score(**checked)
-        column = main_column(scorer, scores)
-        columns[label], system[label] = scores[column], scores.corpus[column]
-        note = "; ".join(part for part in (note, idf_note(scorer, len(rows))) if part)
-        about[label] = {"column": column, "note": note, "hashcode": scorer.hashcode(scores)}
-        mean = sum(columns[label]) / len(rows)
-        corpus = "" if abs(mean - system[label]) < 1e-12 else f", corpus {system[label]:.4f}"
-        print(f"- {label}: mean {mean:.4f}{corpus}" + (f"  [{note}]" if note else ""))
+    result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    for run in runs:
+        print(summary_line(run.label, result, len(rows)))
+    primary = {run.label: result.columns[result.primary[run.label]] for run in runs}
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
     if len(rows) <= PRINTED_ROWS:
-        header = ["#", *(["human"] if has_human else []), *columns, "candidate"]
-        table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(f"{columns[c][i]:.4f}" for c in columns),
+        header = ["#", *(["human"] if has_human else []), *primary, "candidate"]
+        table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(f"{v[i]:.4f}" for v in primary.values()),
                   row["candidate"]] for i, row in enumerate(rows)]
         print("\n" + markdown_table(header, table))
     else:
         print(f"\n({len(rows)} rows: per-caption scores go to --output)")
     if has_human and len(rows) > 2:
         print("\nKendall τ-b against the human scores (n = %d; a demo, not a benchmark):" % len(rows))
-        for label, scores in columns.items():
-            print(f"- {label}: {kendall(scores, human, 'b'):+.3f}")
+        for label, values in primary.items():
+            print(f"- {label}: {kendall(values, human, 'b'):+.3f}")
     if args.output:
-        per_image = [{"image_id": row.get("image_id", i), "candidate": row["candidate"], **{c: columns[c][i] for c in columns}}
-                     for i, row in enumerate(rows)]
-        document = {"source": source, "system": system, "metrics": about, "images": per_image, "scores": columns}
+        per_image = [{"image_id": row.get("image_id", i), "candidate": row["candidate"],
+                      **{key: values[i] for key, values in result.columns.items()}} for i, row in enumerate(rows)]
+        about = {run.label: {"column": result.primary[run.label], "corpus": result.corpus_keys[run.label],
+                             "note": result.notes.get(run.label, ""), "hashcode": result.provenance[run.label]} for run in runs}
+        document = {"source": source, "system": result.corpus, "metrics": about, "images": per_image, "scores": result.columns}
         with partial_file(args.output, mode="w", overwrite=args.overwrite) as out:
             out.write(json.dumps(document, indent=1))
         print(f"\nWrote {args.output}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
-    parser = argparse.ArgumentParser(prog="capeval", description="Image-caption evaluation metrics.")
-    parser.add_argument("--version", action="version", version=f"capeval {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-    score = commands.add_parser("score", help="score captions with every metric that runs offline, or the ones named")
-    score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (default: the bundled sample)")
+def add_score_arguments(score: argparse.ArgumentParser) -> None:
+    score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (and 'image' for image metrics; "
+                                       "default: the bundled sample)")
     score.add_argument("--results", help="COCO-format results: a JSON list (or JSON lines) of {image_id, caption}")
     score.add_argument("--annotations", help="COCO captions annotations (several captions per image) for --results")
     score.add_argument("--metric", action="append", metavar="NAME[:KEY=VALUE,...]",
-                       help="a metric with its options, e.g. cider:idf=flickr8k or bert_tbr:model_name=...,layer=8; repeatable")
-    score.add_argument("--metrics", help="comma-separated offline configurations to run (default: all of them)")
-    score.add_argument("--output", help="write per-image and system-level scores as JSON here")
+                       help="a metric with its options, e.g. cider:idf=flickr8k or bert_tbr:model_name=...,layer=8; "
+                            "repeatable (default: every configuration that runs offline)")
+    score.add_argument("--offline", metavar="NAME[,NAME...]",
+                       help="only the offline configurations of these metrics (default: every one that runs here)")
+    score.add_argument("--metrics", action=RenamedFlag, use="--metric NAME (repeatable), or --offline NAME,... for the "
+                                                            "offline configurations of some metrics")
+    score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
+    score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
+    score.add_argument("--output", help="write every metric's per-image and corpus values as JSON here")
+    score.add_argument("--out", action=RenamedFlag, use="--output")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
                             "when --ray-address or RAY_ADDRESS is set, else a local Ray instance)")
     score.add_argument("--ray-address", help="the Ray cluster --engine ray joins (default: $RAY_ADDRESS, else a local instance)")
     score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
-    from .reports import smurf
 
-    smurf.register(commands)
-    from .benchmarks import cli as benchmark_cli
 
-    benchmark_cli.register(commands)
+#: ``command -> (module, help)``: each module has ``add_arguments(parser)``, which sets ``run``. A command's module
+#: is imported only when that command runs, so ``capeval --version`` and ``--help`` start at once.
+COMMANDS = {
+    "score": ("capeval.cli", "score captions with every metric that runs offline, or the ones named"),
+    "benchmark": ("capeval.benchmarks.cli", "correlate a metric with human judgments on the benchmarks"),
+    "smurf-report": ("capeval.reports.smurf", "SMURF system-level report (the paper's Figure 1) as a PNG"),
+    "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``score`` command's arguments (every command module has this function)."""
+    add_score_arguments(parser)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """capeval's parser, with the arguments of the command named in ``argv`` (the others are listed by name)."""
+    import importlib
+
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="capeval", description="Image-caption evaluation metrics.")
+    parser.add_argument("--version", action="version", version=f"capeval {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((arg for arg in (sys.argv[1:] if argv is None else argv) if not arg.startswith("-")), None)
+    for name, (module, summary) in COMMANDS.items():
+        command = commands.add_parser(name, help=summary, description=summary)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(command)
     return parser
 
 
@@ -145,7 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     from .caption_files import CaptionFileError
     from .models import ModelUnavailableError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:  # a renamed flag
+        command = next((arg for arg in (sys.argv[1:] if argv is None else argv) if not arg.startswith("-")), None)
+        print(f"capeval {command}: {error}" if command else f"capeval: {error}", file=sys.stderr)
+        return 2
+    if args.command is None:
+        parser.print_help()
+        return 0
     try:
         return int(args.run(args) or 0)
     except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError) as error:

@@ -10,9 +10,9 @@ and an ``error`` column; the input's other columns (an id, a system name) pass t
   maps batches through the scorer, so models load once per actor, from the process-wide cache that
   single-process scoring uses.
 * Corpus-dependent scorers (CIDEr-D's document frequencies, BERT-TBR's IDF) run in two: tasks count
-  each block's :meth:`~capeval.scoring.protocol.CaptionScorer.corpus_statistics`, the driver merges
+  each block's :meth:`~capeval.scoring.protocol.CaptionScorer.count_document_frequencies`, the driver merges
   them, and the actors score with the merged table
-  (:meth:`~capeval.scoring.protocol.CaptionScorer.with_statistics`), which gives exactly the numbers of
+  (:meth:`~capeval.scoring.protocol.CaptionScorer.with_document_frequencies`), which gives exactly the numbers of
   single-process scoring. The runner asks the scorer, so it has no per-metric code.
 * A row whose inputs the scorer rejects (a missing caption or references, missing or malformed
   region features) gets the error message in ``error`` and nulls in the score columns: a batch that
@@ -22,8 +22,9 @@ and an ``error`` column; the input's other columns (an id, a system name) pass t
 * :func:`summarize` computes the system-level results from the scored dataset: rows, failed rows,
   and the mean and sum of each column, over the whole set or per group (e.g. per captioning system:
   SMURF's system report takes the mean SPARCS'/SPURTS'/SMURF and the summed grammar penalty).
-  Means equal the single-process corpus values for every metric whose corpus value is the mean; corpus
-  BLEU (from summed n-gram counts) and METEOR's aggregate are not means and are not reproduced.
+  Each group's corpus values follow the scorer's merge rule (``CaptionScorer.merge``): the means for
+  most metrics, corpus BLEU from the rows' summed n-gram counts and METEOR's aggregate from every row's
+  statistics vector, so they equal single-process scoring.
 
 Rows may come back in another order than they went in: carry an id column. Every entry point connects
 to Ray itself (:func:`connect`): it joins the cluster at ``ray_address=`` (or ``$RAY_ADDRESS``), else starts
@@ -51,7 +52,8 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 
 from .inputs import check_inputs
-from .registry import build_scorer
+from .registry import resolve
+from .declaration import MERGE_MEAN, MERGE_SUM
 from .scoring.protocol import CaptionScorer, Scores, shape_result
 from .vision.regions import load_feature_table
 
@@ -61,8 +63,8 @@ ERROR_COLUMN = "error"
 #: (a path, or a struct of ``features``/``norm_bb``/``conf``; or those as flat columns, as
 #: :func:`capeval.vision.regions.load_feature_table` reads them).
 CANDIDATE, REFERENCES, IMAGE, REGION_FEATURES = "candidate", "references", "image", "region_features"
-#: Scorers whose corpus value is not a mean (BLEU, METEOR) add each row's additive statistics here.
-STATISTICS_COLUMN = "statistics"
+#: Scorers whose corpus value is not a mean (BLEU, METEOR) put each row's sufficient statistics here.
+STATISTICS_COLUMN = "sufficient_statistics"
 #: Rows per batch handed to an actor; the scorer batches its model passes inside (its own defaults).
 CPU_BATCH_ROWS, GPU_BATCH_ROWS = 256, 1024
 #: Rows per task that counts statistics or totals: small blocks are bundled, since each task costs ~10 ms.
@@ -79,13 +81,12 @@ def connect(address: str | None = None):
     return ray
 
 
-def make_scorer(metric: str | CaptionScorer, **options: Any) -> CaptionScorer:
-    """A registry metric's scorer built with ``options``, or a scorer instance as it is."""
-    if isinstance(metric, CaptionScorer):
-        if options:
-            raise TypeError(f"options {sorted(options)} go with a metric name, not with a scorer instance")
-        return metric
-    return build_scorer(metric, options)
+def make_scorer(metric: Any, **options: Any) -> CaptionScorer:
+    """The scorer of a metric spec (:func:`capeval.registry.resolve`: a name with ``options``, ``"name:k=v"``, a
+    scorer instance as it is)."""
+    if isinstance(metric, CaptionScorer) and options:
+        raise TypeError(f"options {sorted(options)} go with a metric name, not with a scorer instance")
+    return resolve(metric, options)
 
 
 def batch_inputs(scorer: CaptionScorer, table: pa.Table, *, batch_size: int | None = None) -> dict[str, Any]:
@@ -125,36 +126,36 @@ def score_batch(scorer: CaptionScorer, table: pa.Table, *, batch_size: int | Non
             lambda rows: scorer.score(**batch_inputs(scorer, rows, batch_size=batch_size), show_progress=False), table):
         for name in columns:
             values[name].extend(scores[name] if error is None else [None] * rows.num_rows)
-        if not scorer.corpus_is_mean:
-            statistics.extend(scores.statistics if error is None else [None] * rows.num_rows)
+        if not scorer.merge == MERGE_MEAN:
+            statistics.extend(scores.sufficient_statistics if error is None else [None] * rows.num_rows)
         errors.extend([error] * rows.num_rows)
     for name in columns:
         table = table.append_column(name, pa.array(values[name], pa.float64()))
-    if not scorer.corpus_is_mean:
-        # Per-row vectors whose sums give corpus BLEU / METEOR's aggregate (CaptionScorer.corpus_from_statistics).
+    if not scorer.merge == MERGE_MEAN:
+        # Per-row vectors whose sums give corpus BLEU / METEOR's aggregate (CaptionScorer.corpus_from_sufficient_statistics).
         table = table.append_column(STATISTICS_COLUMN, pa.array(statistics, pa.list_(pa.float64())))
     return table.append_column(ERROR_COLUMN, pa.array(errors, pa.string()))
 
 
-def batch_statistics(table: pa.Table, *, metric: str | CaptionScorer, options: dict[str, Any]) -> pa.Table:
-    """The merged corpus statistics of a batch's valid rows, pickled in a one-row table (none if no row is valid)."""
+def batch_document_frequencies(table: pa.Table, *, metric: str | CaptionScorer, options: dict[str, Any]) -> pa.Table:
+    """The merged document frequencies of a batch's valid rows, pickled in a one-row table (none if no row is valid)."""
     scorer = make_scorer(metric, **options)
 
-    def statistics(rows: pa.Table):
+    def frequencies(rows: pa.Table):
         inputs = batch_inputs(scorer, rows)
-        return scorer.corpus_statistics(inputs["predictions"], inputs["references"])
+        return scorer.count_document_frequencies(inputs["predictions"], inputs["references"])
 
-    parts = [result for _, result, error in attempt_rows(statistics, table) if error is None]
-    return pa.table({"statistics": pa.array([pickle.dumps(reduce(lambda total, part: total.merge(part), parts))] if parts else [],
+    parts = [result for _, result, error in attempt_rows(frequencies, table) if error is None]
+    return pa.table({"document_frequencies": pa.array([pickle.dumps(reduce(lambda total, part: total.merge(part), parts))] if parts else [],
                                             pa.binary())})
 
 
 class BatchScorer:
     """An actor of the pool: builds the scorer once (its models load on the first batch) and scores batches."""
 
-    def __init__(self, metric: str | CaptionScorer, options: dict[str, Any], statistics: Any, batch_size: int | None):
+    def __init__(self, metric: str | CaptionScorer, options: dict[str, Any], frequencies: Any, batch_size: int | None):
         scorer = make_scorer(metric, **options)
-        self.scorer = scorer if statistics is None else scorer.with_statistics(statistics)
+        self.scorer = scorer if frequencies is None else scorer.with_document_frequencies(frequencies)
         self.batch_size = batch_size
 
     def __call__(self, table: pa.Table) -> pa.Table:
@@ -202,13 +203,13 @@ def default_workers(num_gpus: float) -> int:
     return max(1, int(resources.get("CPU", 1)) - 1)
 
 
-def merged_statistics(dataset, metric: str | CaptionScorer, options: dict[str, Any], *, num_workers: int):
-    """The first pass of a corpus-dependent scorer: statistics counted per batch of blocks in tasks (at
+def merged_document_frequencies(dataset, metric: str | CaptionScorer, options: dict[str, Any], *, num_workers: int):
+    """The first pass of a corpus-dependent scorer: document frequencies counted per batch of blocks in tasks (at
     most ``num_workers`` at once, each loading the tokenizer once), merged here."""
-    counted = dataset.map_batches(batch_statistics, batch_format="pyarrow", batch_size=TASK_BATCH_ROWS, concurrency=num_workers,
+    counted = dataset.map_batches(batch_document_frequencies, batch_format="pyarrow", batch_size=TASK_BATCH_ROWS, concurrency=num_workers,
                                   fn_kwargs={"metric": metric, "options": options})
     parts = [pickle.loads(blob) for batch in counted.iter_batches(batch_format="pyarrow", batch_size=None)
-             for blob in batch["statistics"].to_pylist()]
+             for blob in batch["document_frequencies"].to_pylist()]
     return reduce(lambda total, part: total.merge(part), parts) if parts else None
 
 
@@ -244,13 +245,13 @@ def score_dataset(data: Any, metric: str | CaptionScorer, *, num_workers: int | 
         raise ValueError(f"the input already has the output column(s) {clash}; rename them first")
     num_gpus = default_gpus() if num_gpus is None else num_gpus
     num_workers = num_workers or default_workers(num_gpus)
-    statistics = merged_statistics(dataset, metric, options, num_workers=num_workers) if scorer.corpus_dependent else None
+    frequencies = merged_document_frequencies(dataset, metric, options, num_workers=num_workers) if scorer.corpus_dependent else None
     with warnings.catch_warnings():
         # Ray 2.60 deprecates remote args given to map_batches, but takes the actors' retry limits no other way.
         warnings.simplefilter("ignore", DeprecationWarning)
         return dataset.map_batches(
             BatchScorer, batch_format="pyarrow", batch_size=batch_rows or (GPU_BATCH_ROWS if num_gpus else CPU_BATCH_ROWS),
-            fn_constructor_kwargs={"metric": metric, "options": options, "statistics": statistics, "batch_size": batch_size},
+            fn_constructor_kwargs={"metric": metric, "options": options, "frequencies": frequencies, "batch_size": batch_size},
             concurrency=num_workers, num_gpus=num_gpus, max_restarts=max_retries, max_task_retries=max_retries)
 
 
@@ -297,16 +298,16 @@ def summarize(scored, metric: str | CaptionScorer, *, by: str | None = None, **o
     columns = scorer.columns()
     if hasattr(scored, "map_batches"):
         totals = scored.map_batches(block_totals, batch_format="pyarrow", batch_size=TASK_BATCH_ROWS,
-                                    fn_kwargs={"columns": columns, "by": by, "add_up": scorer.statistics_add_up})
+                                    fn_kwargs={"columns": columns, "by": by, "add_up": scorer.merge == MERGE_SUM})
         blocks = list(totals.iter_batches(batch_format="pyarrow", batch_size=None))
     else:
-        blocks = [block_totals(table, columns=columns, by=by, add_up=scorer.statistics_add_up) for table in scored]
-    groups: dict[Any, dict[str, float]] = {}
+        blocks = [block_totals(table, columns=columns, by=by, add_up=scorer.merge == MERGE_SUM) for table in scored]
+    groups: dict[Any, dict[str, Any]] = {}
     for row in (row for block in blocks for row in block.to_pylist()):
         group = groups.setdefault(row.pop(by) if by else None, {**dict.fromkeys(row, 0), STATISTICS_COLUMN: None})
         for key, value in row.items():
             if key == STATISTICS_COLUMN:
-                group[key] = add_statistics(group[key], value, scorer.statistics_add_up)
+                group[key] = add_statistics(group[key], value, scorer.merge == MERGE_SUM)
             else:
                 group[key] += value
     results = {key: {"rows": group["count_all"], "failed": group[f"{ERROR_COLUMN}_count"],
@@ -317,8 +318,8 @@ def summarize(scored, metric: str | CaptionScorer, *, by: str | None = None, **o
     for key, result in results.items():
         statistics = groups[key][STATISTICS_COLUMN]
         # Statistics are missing only for a table scored without them, or when every row failed.
-        result["corpus"] = (dict(result["means"]) if scorer.corpus_is_mean or statistics is None
-                            else scorer.corpus_from_statistics(statistics))
+        result["corpus"] = (dict(result["means"]) if scorer.merge == MERGE_MEAN or statistics is None
+                            else scorer.corpus_from_sufficient_statistics(statistics))
     return results if by else results.get(None, {"rows": 0, "failed": 0, "means": dict.fromkeys(columns), "sums": {}})
 
 
@@ -340,9 +341,9 @@ def score_on_ray(scorer: CaptionScorer, predictions: list[str], references: list
     if failed:
         raise ValueError(f"{len(failed)} row(s) failed, the first: row {failed[0][0]}: {failed[0][1]}")
     columns = {name: [row[name] for row in scored] for name in scorer.columns()}
-    if scorer.corpus_is_mean:
+    if scorer.merge == MERGE_MEAN:
         return Scores(columns)
-    return Scores(columns, corpus=scorer.corpus_from_statistics([row[STATISTICS_COLUMN] for row in scored]))
+    return Scores(columns, corpus=scorer.corpus_from_sufficient_statistics([row[STATISTICS_COLUMN] for row in scored]))
 
 
 def compute(metric: str, predictions: list[str], references: list[list[str]] | None = None, *,

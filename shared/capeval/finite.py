@@ -24,9 +24,9 @@ class NonFiniteError(ValueError):
 def finite_rows(values: Any) -> list[bool]:
     """Whether each row (first axis) of a tensor or array, or each element of a list of them, is all finite."""
     if isinstance(values, torch.Tensor):
-        return torch.isfinite(values.reshape(len(values), -1)).all(dim=1).tolist()
+        return [bool(flag) for flag in torch.isfinite(values.reshape(len(values), -1)).all(dim=1).tolist()]
     if isinstance(values, np.ndarray):
-        return np.isfinite(values.reshape(len(values), -1)).all(axis=1).tolist()
+        return [bool(np.isfinite(row).all()) for row in values.reshape(len(values), -1)]
     return [finite_rows(value[None] if isinstance(value, (torch.Tensor, np.ndarray)) else np.array([value], dtype=np.float64))[0]
             for value in values]
 

@@ -99,11 +99,17 @@ def check_inputs(scorer: Any, predictions: Any, references: Any = None, *, image
     """The one validation of a call: the inputs as ``scorer.score`` takes them.
 
     Predictions become a list of strings; references one list of strings per prediction when the
-    scorer needs them (``None`` otherwise); images and region features one per prediction. Any
+    scorer needs them, or takes optional ones and the call gives some (an empty list for every prediction
+    gives none), ``None`` otherwise; images and region features one per prediction. Any
     iterable is accepted where a list is expected.
     """
     predictions = validate_predictions(predictions)
-    if scorer.needs_references:
+    if scorer.references_optional and references is not None:
+        references = as_list(references, "references", "one reference, or a list of references, per prediction")
+        # An empty list for every prediction is how an evaluate module holds "no references".
+        if all(isinstance(refs, (list, tuple)) and not refs for refs in references):
+            references = None
+    if scorer.needs_references or (scorer.references_optional and references is not None):
         references = normalize_references(references, len(predictions),
                                           allow_empty_strings=scorer.blank_references_allowed)
     else:

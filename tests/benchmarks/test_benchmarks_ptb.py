@@ -24,7 +24,7 @@ def test_known_cases(text, expected):
     assert coco_tokenize(text) == expected
 
 
-def test_corpus_tokenization_reuses_sentences():
+def test_corpus_tokenization():
     candidates, references = tokenize_corpus(["A dog.", "A dog."], [["A dog!"], ["A cat."]])
     assert candidates == ["a dog", "a dog"] and references == [["a dog"], ["a cat"]]
     with pytest.raises(ValueError, match="tokenizer"):

@@ -84,7 +84,7 @@ def cache_files(folder):
 
 
 def per_caption(result):
-    return result["scores"] if "scores" in result else result["sparcs"]  # SMURF's SPARCS alone has no "scores"
+    return result["scores"]
 
 
 def test_a_call_failing_inside_the_scorer_leaves_no_cache_files(tmp_path, monkeypatch):

@@ -27,7 +27,7 @@ def test_a_board_without_results_starts_empty_and_says_why(tmp_path, content, no
     notes = [block.value for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
     assert note.format(path=path) in notes
     tables = [block.value for block in demo.blocks.values() if isinstance(block, gr.Dataframe)]
-    assert [(table["headers"], table["data"]) for table in tables] == [(COLUMNS, [])]
+    assert [(table["headers"], table["data"]) for table in tables] == [(["metric"], []), (COLUMNS, []), (["metric", "x", "y"], [])]
 
 
 def test_a_missing_file_is_a_note_too(tmp_path):
@@ -40,5 +40,7 @@ def test_the_empty_board_answers_its_api(tmp_path, serve):
     path = tmp_path / "results.json"
     path.write_text("[]")
     client = serve(build_leaderboard_space(path))
-    assert client.predict([], [], "cider", api_name="/filter")["data"] == []
-    assert client.predict(None, None, api_name="/scatter")["data"] == []
+    wide, long, message = client.predict([], [], "cider", api_name="/filter")
+    assert wide["data"] == long["data"] == [] and "No result matches these filters" in message
+    points, _ = client.predict(None, None, api_name="/scatter")
+    assert points["data"] == []

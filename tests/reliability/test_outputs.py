@@ -61,21 +61,21 @@ def test_partial_files_and_folders_vanish_on_failure(tmp_path):
 
 def test_score_output_is_refused_without_overwrite(tmp_path, capsys):
     target = tmp_path / "scores.json"
-    assert main(["score", "--metrics", "bleu", "--output", str(target)]) == 0
+    assert main(["score", "--offline", "bleu", "--output", str(target)]) == 0
     first = target.read_text()
     capsys.readouterr()
-    assert main(["score", "--metrics", "rouge", "--output", str(target)]) == 2
+    assert main(["score", "--offline", "rouge", "--output", str(target)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "exists; pass --overwrite" in err
     assert target.read_text() == first
-    assert main(["score", "--metrics", "rouge", "--output", str(target), "--overwrite"]) == 0
-    assert list(json.loads(target.read_text())["system"]) == ["ROUGE-L"]
+    assert main(["score", "--offline", "rouge", "--output", str(target), "--overwrite"]) == 0
+    assert list(json.loads(target.read_text())["system"]) == ["rouge_l"]
     assert [p.name for p in tmp_path.iterdir()] == ["scores.json"]
 
 
 def test_benchmark_out_is_refused_before_scoring(tmp_path, capsys, monkeypatch):
     out = tmp_path / "results"
-    command = ["benchmark", "--metric", "bleu", "--dataset", "thumb", "--samples", "0", "--no-plots", "--out", str(out)]
+    command = ["benchmark", "--metric", "bleu", "--dataset", "thumb", "--samples", "0", "--no-plots", "--output", str(out)]
     assert main(command) == 0
     capsys.readouterr()
     monkeypatch.setattr(harness, "run_benchmarks", pytest.fail)  # refused before any scoring
@@ -88,5 +88,5 @@ def test_ctrl_c_is_one_line_and_exit_code_130(capsys, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("capeval.cli.read_input", interrupted)
-    assert main(["score", "--metrics", "bleu"]) == 130
+    assert main(["score", "--offline", "bleu"]) == 130
     assert capsys.readouterr().err == "capeval score: interrupted\n"

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from capeval import distributed
-from capeval.cli import load_sample
-from capeval.distributed import ERROR_COLUMN, make_scorer, merged_statistics, score_dataset, score_on_ray, summarize
+from capeval.samples import sample_captions as load_sample
+from capeval.distributed import ERROR_COLUMN, make_scorer, merged_document_frequencies, score_dataset, score_on_ray, summarize
 
 from .conftest import PYTHON
 
@@ -86,9 +86,9 @@ def test_statistics_and_totals_merge_over_many_tasks_in_any_shard_order(ray_sess
     dataset = ray_session.data.from_items(rows, override_num_blocks=16)
     if seed is not None:
         dataset = dataset.random_shuffle(seed=seed)
-    merged = merged_statistics(dataset, "cider", {}, num_workers=2)
+    merged = merged_document_frequencies(dataset, "cider", {}, num_workers=2)
     assert merged.documents == ROWS - len(BAD_IDS)
-    assert merged == scorer.corpus_statistics(predictions, references)
+    assert merged == scorer.count_document_frequencies(predictions, references)
     scored = score_dataset(dataset, "cider", num_workers=2).materialize()
     expected = dict(zip((row["id"] for row in good), scorer.score(predictions, references)["cider"]))
     by_id = {row["id"]: (row["cider"], row[ERROR_COLUMN]) for row in scored.take_all()}

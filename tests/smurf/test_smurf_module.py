@@ -47,8 +47,8 @@ def test_paper_fusion_and_no_preprocessing(load_metric, tiny_roberta_path, tiny_
     assert summed["scores"][0] == pytest.approx(3 * code["scores"][0])
     raw = load_metric("smurf", components="sparcs", preprocess=False)
     # Without lower-casing "A" is no stop word: an unmatched concept.
-    assert raw.compute(predictions=["A dirt road"], references=[["a dirt road"]])["sparcs"][0] == pytest.approx(0.8)
-    assert load_metric("smurf", components="sparcs").compute(predictions=["A dirt road"], references=[["a dirt road"]])["sparcs"][0] == 1.0
+    assert raw.compute(predictions=["A dirt road"], references=[["a dirt road"]])["scores"][0] == pytest.approx(0.8)
+    assert load_metric("smurf", components="sparcs").compute(predictions=["A dirt road"], references=[["a dirt road"]])["scores"][0] == 1.0
     assert "preprocess=False" in raw.compute(predictions=["a"], references=["a"])["hashcode"]
 
 
@@ -58,18 +58,22 @@ def test_sparcs_alone_loads_no_model(load_metric, monkeypatch):
     monkeypatch.setattr(smurf, "get_text_encoder", lambda *a, **k: pytest.fail("SPARCS alone must not load a model"))
     metric = load_metric("smurf", components=["sparcs"])
     result = metric.compute(predictions=["a man riding a motorcycle"], references=["a man on a motorcycle"])
-    assert set(result) == {"sparcs", "sparcs_standardized", "means", "hashcode"}
+    # SPARCS takes SMURF's place: its corpus value and per-caption scores, as every capeval result has them.
+    assert set(result) == {"sparcs", "scores", "sparcs_standardized", "means", "hashcode"}
+    assert result["scores"] == [result["sparcs"]] and result["hashcode"].startswith("smurf(")
 
 
 def test_reference_free_components_take_no_references(load_metric, tiny_roberta_path, tiny_distilbert_path):
     metric = load_metric("smurf", components=["mima", "spurts"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path, device="cpu")
     result = metric.compute(predictions=["a man riding a horse", "two dogs"])
-    assert len(result["mima"]) == 2 and "sparcs" not in result and "scores" not in result
+    assert len(result["mima"]) == 2 and "sparcs" not in result
     direct = SmurfScorer(["spurts", "mima"], spurts_model=tiny_roberta_path, mima_model=tiny_distilbert_path,
                          device="cpu").score(["a man riding a horse", "two dogs"])
-    assert result["mima"] == direct["mima"] and result["spurts"] == direct["spurts"]
-    assert all(0.0 < value < 1.0 for value in result["mima"] + result["spurts"])
-    assert len(metric.compute(predictions=["a man"], references=[["ignored"]])["spurts"]) == 1
+    # SPURTS (the first component computed) is the configuration's score.
+    assert result["mima"] == direct["mima"] and result["scores"] == direct["spurts"]
+    assert result["spurts"] == pytest.approx(sum(direct["spurts"]) / 2)
+    assert all(0.0 < value < 1.0 for value in result["mima"] + result["scores"])
+    assert len(metric.compute(predictions=["a man"], references=[["ignored"]])["scores"]) == 1
 
 
 def test_option_errors(load_metric):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from capeval.benchmarks import prepare, run_benchmark
-from capeval.benchmarks.cli import register
+from capeval.cli import build_parser
 from capeval.benchmarks.hub import feature_paths
 from capeval.samples import sample_region_features
 
@@ -43,9 +43,6 @@ def test_harness_scores_vilbertscore_with_features(benchmark, features_dir, tiny
 
 
 def test_cli_takes_a_features_folder():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    register(parser.add_subparsers())
-    args = parser.parse_args(["benchmark", "--metric", "vilbertscore", "--dataset", "composite", "--features", "/f"])
+    argv = ["benchmark", "--metric", "vilbertscore", "--dataset", "composite", "--features", "/f"]
+    args = build_parser(argv).parse_args(argv)
     assert args.features == "/f"

@@ -30,7 +30,7 @@ def test_default_options_construct_offline_without_loading(monkeypatch):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"mode": "paper"}, "mode must be one of 'code', 'clean', got 'paper'"),
+    ({"mode": "paper"}, r"mode must be one of \('code', 'clean'\), got 'paper' \(str\)"),
     ({"layer": 0}, r"layer must be a co-attention block in 1\.\.6"),
     ({"layer": 7}, r"layer must be a co-attention block in 1\.\.6"),
     ({"layer": "6"}, "layer must be"),

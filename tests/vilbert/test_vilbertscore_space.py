@@ -34,7 +34,7 @@ def test_space_scores_the_sample_image_like_compute(serve, tiny_options):
 
 
 def test_app_builds_from_its_environment(repo_root, monkeypatch, tiny_options):
-    monkeypatch.setenv("CAPEVAL_VILBERT_CHECKPOINT", tiny_options["checkpoint"])
+    monkeypatch.setenv("CAPEVAL_VILBERTSCORE_CHECKPOINT", tiny_options["checkpoint"])
     spec = importlib.util.spec_from_file_location("vilbertscore_app", repo_root / "metrics" / "vilbertscore" / "app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -15,8 +15,9 @@ from ..models import ModelUnavailableError
 T = TypeVar("T")
 
 
-def read_state_dict(source: str | os.PathLike, *, what: str) -> dict[str, torch.Tensor]:
-    """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached).
+def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None = None) -> dict[str, torch.Tensor]:
+    """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached); with ``entry``, those of
+    the checkpoint's ``entry`` item (e.g. ``"state_dict"`` beside training state).
 
     Loaded with ``weights_only=True`` (no code from the file runs). Legacy TensorFlow-style
     LayerNorm names ``gamma``/``beta`` become ``weight``/``bias``, as the original loaders do.
@@ -26,6 +27,10 @@ def read_state_dict(source: str | os.PathLike, *, what: str) -> dict[str, torch.
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types for a corrupt or non-torch file
         raise ModelUnavailableError(f"The {what} {str(path)!r} is not a readable torch checkpoint ({type(error).__name__}: {error})") from error
+    if entry is not None:
+        if not isinstance(state, dict) or entry not in state:
+            raise ModelUnavailableError(f"The {what} {str(path)!r} holds no {entry!r} entry")
+        state = state[entry]
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise ModelUnavailableError(f"The {what} {str(path)!r} is not a state dict of tensors")
     return {key.replace("gamma", "weight").replace("beta", "bias"): value for key, value in state.items()}

@@ -29,7 +29,7 @@ import json
 import os
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -44,7 +44,7 @@ NUM_TASK_TOKENS = 20
 LOCATION_DIM = 5
 DEFAULT_CONFIG_NAME = "bert_base_6layer_6conect"
 _DEFAULT_CONFIG_FILE = "vilbert_bert_base_6layer_6conect.json"
-_ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "swish": F.silu}
+_ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "relu": F.relu, "swish": F.silu}
 
 
 @dataclass(frozen=True)
@@ -116,15 +116,15 @@ def read_vilbert_config(path: str | os.PathLike | None = None) -> VilbertConfig:
     """A vilbert-multi-task config JSON; ``None`` is ``bert_base_6layer_6conect.json`` (shipped with capeval)."""
     try:
         if path is None:
-            text = resources.files("capeval").joinpath("resources", _DEFAULT_CONFIG_FILE).read_text(encoding="utf-8")
+            text = resources.files("capeval").joinpath("resources").joinpath(_DEFAULT_CONFIG_FILE).read_text(encoding="utf-8")
         else:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         values = json.loads(text)
     except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read the ViLBERT config {os.fspath(path)!r} ({error})") from error
+        raise ValueError(f"cannot read the ViLBERT config {os.fspath(path or _DEFAULT_CONFIG_FILE)!r} ({error})") from error
     if not isinstance(values, dict):
-        raise ValueError(f"the ViLBERT config {os.fspath(path)!r} is not a JSON object")
+        raise ValueError(f"the ViLBERT config {os.fspath(path or _DEFAULT_CONFIG_FILE)!r} is not a JSON object")
     return VilbertConfig.from_dict(values)
 
 
@@ -202,6 +202,13 @@ class TransformerLayer(nn.Module):
 
 class BiAttention(nn.Module):
     """Projections of the co-attention (``1``: image side, ``2``: text side) into ``bi_hidden_size``."""
+
+    query1: nn.Linear
+    key1: nn.Linear
+    value1: nn.Linear
+    query2: nn.Linear
+    key2: nn.Linear
+    value2: nn.Linear
 
     def __init__(self, config: VilbertConfig):
         super().__init__()
@@ -282,7 +289,7 @@ class Encoder(nn.Module):
                 text = self.layer[index](text, text_mask)
             for index in range(v_start, v_end):
                 image = self.v_layer[index](image, image_mask)
-            connection = self.c_layer[block]
+            connection: ConnectionLayer = self.c_layer[block]  # type: ignore[assignment]
             outputs.append(connection.text_forward(image, image_mask, text))
             if len(outputs) == blocks:
                 break

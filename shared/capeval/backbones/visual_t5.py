@@ -346,7 +346,7 @@ def save_random_t5(folder: str | os.PathLike, words: Sequence[str], *, visual: b
     folder = Path(folder)
     T5Tokenizer(vocab=tiny_t5_vocab(words, vocab_size), extra_ids=0, model_max_length=512).save_pretrained(folder)
     settings = {**TINY_T5, **config}
-    model = VisualT5.random(T5Config(vocab_size=vocab_size, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, **settings), seed=seed)
+    model = VisualT5.random(T5Config(vocab_size=vocab_size, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, **settings), seed=seed)  # type: ignore[call-arg]
     if visual:
         model.save_pretrained(folder)
     else:

@@ -6,18 +6,20 @@
 'P1: mean of 3 expert ratings per caption, 5,664 captions (the 158 self-captions excluded)'
 """
 
-from capeval.benchmarks.harness import BenchmarkResult
-from capeval.benchmarks.harness import markdown_table
-from capeval.benchmarks.harness import run_benchmark
-from capeval.benchmarks.harness import run_benchmarks
-from capeval.benchmarks.harness import write_outputs
-from capeval.benchmarks.hub import attach_images
-from capeval.benchmarks.hub import hub_dir
-from capeval.benchmarks.hub import load_benchmark
-from capeval.benchmarks.rowsets import BENCHMARKS
-from capeval.benchmarks.rowsets import Benchmark
-from capeval.benchmarks.rowsets import prepare
-from capeval.benchmarks.stats import kendall
+import importlib
 
-__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkResult", "attach_images", "hub_dir", "kendall", "load_benchmark",
-           "markdown_table", "prepare", "run_benchmark", "run_benchmarks", "write_outputs"]
+#: Where each public name lives; imported on first use, so ``capeval benchmark --help`` and the command line's
+#: start do not load scipy and the harness.
+_EXPORTS = {
+    "BenchmarkResult": "harness", "markdown_table": "harness", "run_benchmark": "harness", "run_benchmarks": "harness",
+    "write_outputs": "harness", "attach_images": "hub", "attach_references": "references", "hub_dir": "hub", "load_benchmark": "hub", "BENCHMARKS": "rowsets",
+    "Benchmark": "rowsets", "prepare": "rowsets", "kendall": "stats",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'capeval.benchmarks' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"capeval.benchmarks.{_EXPORTS[name]}"), name)

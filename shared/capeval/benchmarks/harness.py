@@ -43,7 +43,7 @@ class ScoringMetric:
 
     name: str
     #: ``score(predictions, references, images, region_features)`` → (per-caption scores, hashcode).
-    score: Callable[[list[str], list[list[str]] | None, list[str] | None, list[str] | None], tuple[list[float], str]]
+    score: Callable[[list[str], list[list[str] | None], list[str] | None, list[str] | None], tuple[np.ndarray, str]]
     needs_references: bool = True
     needs_images: bool = False
 
@@ -57,28 +57,29 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     """Wrap a metric for the harness: a capeval metric name (``"bleu"``), a scorer following
     :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``.
     Names and scorers are scored directly, without ``evaluate``."""
-    from capeval.inputs import check_inputs
-    from capeval.registry import build_scorer
+    from capeval.evaluation import score_checked
+    from capeval.registry import resolve
     from capeval.scoring.protocol import CaptionScorer
 
     # An evaluate module exists only once evaluate is imported: scoring a name or scorer does not need it.
     evaluate = sys.modules.get("evaluate")
-    if isinstance(metric, str):
-        metric = build_scorer(metric)
+    if isinstance(metric, (str, tuple)) or isinstance(getattr(metric, "scorer", None), CaptionScorer):
+        metric = resolve(metric)  # a capeval module is scored through its scorer, as its compute would
     if isinstance(metric, CaptionScorer):
         scorer = metric
+        if score_key != "scores" and score_key not in scorer.columns():
+            raise ValueError(f"score key {score_key!r}: {scorer.metric} returns {list(scorer.columns())} (or 'scores')")
 
-        def score(predictions, references, images, region_features):
-            scores = scorer.score(**check_inputs(scorer, predictions, references, images=images, region_features=region_features),
-                                  show_progress=None)
+        def score_by_scorer(predictions, references, images, region_features):
+            scores = score_checked(scorer, predictions, references, images=images, region_features=region_features)
             column = scorer.primary if score_key == "scores" else score_key
             return pick_scores(scores, column, len(predictions)), scorer.hashcode(scores)
 
-        return ScoringMetric(name or scorer.name, score, scorer.needs_references, scorer.needs_images)
+        return ScoringMetric(name or scorer.name, score_by_scorer, scorer.needs_references, scorer.needs_images)
     if evaluate is not None and isinstance(metric, evaluate.EvaluationModule):
         features = feature_names(metric)
 
-        def score(predictions, references, images, region_features):
+        def score_by_module(predictions, references, images, region_features):
             inputs = {"predictions": predictions}
             if "references" in features:
                 inputs["references"] = references
@@ -89,22 +90,22 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
             result = metric.compute(**inputs)
             return pick_scores(result, score_key, len(predictions)), str(result.get("hashcode", metric.name))
 
-        return ScoringMetric(name or metric.name, score,
+        return ScoringMetric(name or metric.name, score_by_module,
                              "references" in features and bool(getattr(metric, "needs_references", True)),
                              "images" in features or bool(getattr(metric, "needs_images", False)))
     if not callable(metric):
         raise TypeError(f"a metric must be a capeval metric name, a scorer, an evaluate module or a callable, got {type(metric).__name__}")
 
-    def score(predictions, references, images, region_features):
+    def score_by_callable(predictions, references, images, region_features):
         visual = {k: v for k, v in (("images", images), ("region_features", region_features)) if v is not None}
         result = metric(predictions, references, **visual)
         return pick_scores(result, score_key, len(predictions)), str(getattr(metric, "hashcode", name or metric.__name__))
 
-    return ScoringMetric(name or getattr(metric, "__name__", type(metric).__name__), score,
+    return ScoringMetric(name or str(getattr(metric, "__name__", type(metric).__name__)), score_by_callable,
                          bool(getattr(metric, "needs_references", True)), bool(getattr(metric, "needs_images", False)))
 
 
-def pick_scores(result, score_key: str, n: int) -> list[float]:
+def pick_scores(result, score_key: str, n: int) -> np.ndarray:
     if isinstance(result, dict) and score_key not in result:
         raise KeyError(f"the metric returned no {score_key!r} (keys: {sorted(result)}); pass score_key=")
     scores = result[score_key] if isinstance(result, dict) else result
@@ -160,8 +161,9 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
     correlations = []
     for rows in bench.correlations:
         keep = new_index[rows.item] >= 0
+        unscored = f" ({'; '.join(bench.notes)})" if bench.notes else ""
         correlations.append(CorrelationRows(rows.name, rows.protocol + f"; restricted to the {keep.sum():,} rows "
-                                            "with references", new_index[rows.item[keep]], rows.human[keep]))
+                                            f"with references{unscored}", new_index[rows.item[keep]], rows.human[keep]))
     return Benchmark(bench.name, bench.title, items, correlations, bench.pairs, bench.notes)
 
 

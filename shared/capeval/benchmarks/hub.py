@@ -32,6 +32,7 @@ def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
 def load_benchmark(name: str, source: str | os.PathLike | None = None):
     """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
 
+    ``source`` may also be a loaded ``datasets.Dataset``, returned as it is.
     Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
     are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
 
@@ -43,7 +44,12 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
     """
     import datasets
 
-    return datasets.load_dataset(benchmark_source(name, source), split="test")
+    if isinstance(source, datasets.Dataset):  # already loaded, e.g. Composite with its references attached
+        return source
+    from capeval.progress import library_bars
+
+    with library_bars():
+        return datasets.load_dataset(benchmark_source(name, source), split="test")
 
 
 def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:

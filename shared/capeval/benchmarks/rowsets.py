@@ -70,24 +70,35 @@ def take(columns: dict[str, list], rows) -> dict[str, list]:
     return {name: [values[i] for i in rows] for name, values in columns.items()}
 
 
-def flickr8k_expert(source=None, include_self_captions: bool = False) -> Benchmark:
+def flickr8k_expert(source=None, include_self_captions: bool = False, drop_reference: int | None = None) -> Benchmark:
     """Flickr8k-Expert under both protocols.
 
     P1 (``mean``): one row per caption, human score = mean of the 3 experts (BERT-TBR, ViLBERTScore).
     P2 (``all``): one row per expert rating (SPICE, CLIPScore, PAC-S). Without
     ``include_self_captions`` the 158 self-caption rows are dropped: 5,664 and 16,992 rows.
     The items are in ``ExpertAnnotations.txt`` order, the order of BERT-TBR's ``flickr.json``.
+    ``drop_reference=k`` scores against 4 references, the image's k-th (0-4, ``Flickr8k.token.txt``
+    order) left out.
 
     >>> bench = flickr8k_expert()
     >>> len(bench.items), [len(rows.human) for rows in bench.correlations]
     (5664, [5664, 16992])
+    >>> flickr8k_expert(drop_reference=0).correlations[0].protocol
+    'P1: mean of 3 expert ratings per caption, 5,664 captions (the 158 self-captions excluded), 4 references (the first left out)'
     """
+    if drop_reference is not None and drop_reference not in range(5):
+        raise ValueError(f"drop_reference must be 0-4 (which of the 5 references to leave out) or None, got {drop_reference!r}")
     data = load_columns("flickr8k_expert", source)
     keep = np.ones(len(data["row_id"]), bool) if include_self_captions else ~np.asarray(data["is_self_caption"])
     data = take(data, np.flatnonzero(keep))
-    items = Items(data["candidate"], data["references"], data["image_file"])
+    references = data["references"]
+    if drop_reference is not None:
+        references = [refs[:drop_reference] + refs[drop_reference + 1:] for refs in references]
+    items = Items(data["candidate"], references, data["image_file"])
     n = len(items)
     rows = f"{n:,} captions ({'158 self-captions kept' if include_self_captions else 'the 158 self-captions excluded'})"
+    if drop_reference is not None:
+        rows += f", 4 references (the {('first', 'second', 'third', 'fourth', 'fifth')[drop_reference]} left out)"
     experts = np.asarray(data["expert_scores"], dtype=float)
     return Benchmark("flickr8k_expert", BENCHMARKS["flickr8k_expert"].title, items, [
         CorrelationRows("P1 mean", f"P1: mean of 3 expert ratings per caption, {rows}", np.arange(n), experts.mean(1)),
@@ -108,7 +119,7 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
     self_caption = np.asarray(data["is_self_caption"])
     references = data["references"]
     if include_self_captions:
-        judged_own = {}
+        judged_own: dict[str, set[str]] = {}
         for image, candidate, is_self in zip(data["image_file"], data["candidate"], self_caption):
             if is_self:
                 judged_own.setdefault(image, set()).add(candidate)
@@ -132,8 +143,10 @@ def flickr8k_cf(source=None, include_self_captions: bool = True) -> Benchmark:
 def composite(source=None, candidate_reference: str = "remove") -> Benchmark:
     """Composite: one τ over all 11,985 correctness scores.
 
-    References exist only for the Flickr8k subset (2,991 rows); reference-based metrics are scored on it
-    and reference-free ones on all rows (the harness picks). A candidate that is one of its image's
+    The bundled references cover the Flickr8k subset (2,991 rows) only; ``source`` may be Composite with
+    the others attached (:func:`capeval.benchmarks.attach_references`). Reference-based metrics are scored
+    on the rows with references and reference-free ones on all rows (the harness picks); ``notes`` names
+    the subsets left without references. A candidate that is one of its image's
     references (all 997 human captions) has that reference removed (``candidate_reference="remove"``,
     the default, after Hessel) or kept (``"keep"``).
     """
@@ -151,7 +164,17 @@ def composite(source=None, candidate_reference: str = "remove") -> Benchmark:
     return Benchmark("composite", BENCHMARKS["composite"].title, items, [
         CorrelationRows("correctness", f"AMT correctness 1-5, one τ over all rows; Flickr8k references with {rule}",
                         np.arange(len(items)), np.asarray(data["score"], dtype=float)),
-    ], notes=["references only for the 2,991 Flickr8k rows (Flickr30k and COCO captions unavailable)"])
+    ], notes=[f"no references for the {n:,} {subset} rows (pass its captions file: attach_references)"
+              for subset, n in rows_without_references(data).items()])
+
+
+def rows_without_references(data: dict[str, list]) -> dict[str, int]:
+    """Composite subset → number of its rows without references."""
+    counts: dict[str, int] = {}
+    for subset, refs in zip(data["subset"], data["references"]):
+        if refs is None:
+            counts[subset] = counts.get(subset, 0) + 1
+    return counts
 
 
 def parse_reference_rule(refs: str) -> tuple[str, int | None]:

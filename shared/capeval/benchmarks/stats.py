@@ -62,6 +62,25 @@ def kendall(x, y, variant: str = "b") -> float:
     return kendall_both(x, y)[variant]
 
 
+#: Correlation statistics a published table may have used.
+CORRELATIONS = ("tau-b", "tau-c", "pearson", "spearman")
+
+
+def correlate(x, y, statistic: str = "tau-b") -> float:
+    """Kendall τ-b or τ-c, Pearson's r or Spearman's ρ of two score lists.
+
+    >>> [round(correlate([1, 1, 2, 3], [1, 2, 2, 3], s), 4) for s in CORRELATIONS]
+    [0.8, 0.75, 0.8528, 0.8333]
+    """
+    from scipy.stats import pearsonr, spearmanr
+
+    if statistic not in CORRELATIONS:
+        raise ValueError(f"statistic must be one of {CORRELATIONS}, got {statistic!r}")
+    if statistic in ("tau-b", "tau-c"):
+        return kendall_both(x, y)[statistic[-1]]
+    return float((pearsonr if statistic == "pearson" else spearmanr)(x, y)[0])
+
+
 def pair_outcomes(first_scores, second_scores, label, ties: str = "half") -> np.ndarray:
     """Per pair: 1 when the metric prefers the human-preferred caption, 0 when not; a metric tie scores
     0.5 (``ties="half"``) or 0 (``ties="fail"``). ``label`` is 1 when humans preferred the first caption.

@@ -1,1 +1,1 @@
-"""Adapters around the metrics: the Gradio app builder shared by the Spaces."""
+"""Where capeval meets other tools: the Gradio Space builders and leaderboard, the Trainer hook, torchmetrics."""

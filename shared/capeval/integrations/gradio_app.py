@@ -23,9 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
-from ..registry import OfflineRun, build_scorer, entry, idf_note, module_path, offline_runs
+from ..declaration import OfflineRun, declared_options
+from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores, main_column, scorer_options
+from ..scoring.protocol import CaptionScorer, Scores, scorer_options
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -46,15 +47,19 @@ def parse_lines(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def options_from_environment(variables: Mapping[str, tuple[str, Callable[[str], Any]]], environ: Mapping[str, str] = os.environ) -> dict:
-    """Metric constructor options from environment variables, so a Space can point at other checkpoints.
+def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables (any declared option; values
+    are JSON when they parse, else text), so a Space can point at other checkpoints. Unset or empty ones are skipped.
 
-    ``variables`` maps a variable name to (option name, converter); unset or empty variables are skipped.
-
-    >>> options_from_environment({"X_LAYER": ("layer", int), "X_MODEL": ("model_name", str)}, {"X_LAYER": "6"})
-    {'layer': 6}
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/x"})
+    {'model_name': '/models/x', 'layer': 6}
     """
-    return {option: convert(environ[name]) for name, (option, convert) in variables.items() if environ.get(name)}
+    from ..declaration import declared_options
+    from ..registry import parse_options
+
+    variables = {spec.name: f"CAPEVAL_{name.upper()}_{spec.name.upper()}" for spec in declared_options(entry(name).scorer_class())}
+    return parse_options([f"{option}={environ[variable]}" for option, variable in variables.items() if environ.get(variable)],
+                         "environment")
 
 
 def metric_card(name: str) -> tuple[dict, str]:
@@ -81,9 +86,13 @@ class SpaceMetric:
 
 
 def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
-    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when it takes an ``idf`` option and none was given."""
+    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
+    reference corpus (CIDEr-D, BERT-TBR) and none was given."""
+    from ..declaration import declared_options
+
     options = dict(options)
-    if "idf" in scorer_options(entry(name).scorer_class()) and "idf" not in options and "idf_sentences" not in options:
+    takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(entry(name).scorer_class()))
+    if takes_corpus and "idf" not in options and "idf_sentences" not in options:
         options["idf"] = SPACE_IDF
     return build_scorer(name, options)
 
@@ -162,11 +171,54 @@ def candidate_labels(candidates: Sequence[str]) -> list[str]:
     return [f"#{i + 1} {text if len(text) <= 26 else text[:25] + '…'}" for i, text in enumerate(candidates)]
 
 
-def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float]]):
-    """One row per candidate, one rounded column per output."""
+def shown(value: float | None) -> str:
+    """A score as the Spaces show it: fixed ``DIGITS`` decimals, so ``0`` and ``0.3433`` line up; blank for none.
+
+    >>> shown(0.0), shown(0.343291), shown(5.30832), shown(None)
+    ('0.0000', '0.3433', '5.3083', '')
+    """
+    return "" if value is None else f"{value:.{DIGITS}f}"
+
+
+def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float]], corpus: Mapping[str, float] | None = None):
+    """One row per candidate and one column per output, then (with ``corpus``) a ``corpus`` row holding the corpus
+    values, with the corpus-only values (BLEU-1..4) as columns of their own."""
     import pandas as pd
 
-    return pd.DataFrame({"candidate": list(candidates), **{name: [round(v, DIGITS) for v in values] for name, values in columns.items()}})
+    rows = [{"candidate": candidate, **{name: shown(values[i]) for name, values in columns.items()}}
+            for i, candidate in enumerate(candidates)]
+    if corpus is not None:
+        rows.append({"candidate": "corpus", **{name: shown(value) for name, value in corpus.items()}})
+    headers = ["candidate", *columns, *(name for name in corpus or {} if name not in columns)]
+    return pd.DataFrame(rows, columns=headers).fillna("")
+
+
+def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]]):
+    """One small bar panel per metric (each on its own scale: CIDEr-D's 0–10 does not flatten the others), the
+    candidates side by side in each, one colour per candidate; a ``matplotlib`` figure for ``gr.Plot``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    count = max(len(by_metric), 1)
+    columns = min(count, 4)
+    rows = -(-count // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
+    palette = plt.get_cmap("tab10")
+    colours = [palette(i) for i in range(10)]
+    for axis, (metric, values) in zip(axes.flat, by_metric.items()):
+        axis.bar(range(len(values)), values, color=[colours[i % len(colours)] for i in range(len(values))])
+        axis.set_title(metric, fontsize=9)
+        axis.set_xticks(range(len(values)), [f"#{i + 1}" for i in range(len(values))], fontsize=8)
+        axis.tick_params(axis="y", labelsize=8)
+    for axis in list(axes.flat)[len(by_metric):]:
+        axis.set_visible(False)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[i % len(colours)]) for i in range(len(labels))]
+    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, 0.08 + 0.04 * ((len(labels) - 1) // 3), 1, 1))
+    plt.close(figure)
+    return figure
 
 
 def details_table(candidates: Sequence[str], scores: Scores, metric: str | None = None):
@@ -184,8 +236,18 @@ def details_table(candidates: Sequence[str], scores: Scores, metric: str | None 
     return pd.DataFrame(rows)
 
 
+def visitor_message(text: str) -> str:
+    """An error as a visitor should read it: no server paths (a file's name at most), no environment variables.
+
+    >>> visitor_message("no /root/.cache/capeval/umic.pt (from https://archive.org/x/umic.pt); set CAPEVAL_OFFLINE=0")
+    "no umic.pt (from https://archive.org/x/umic.pt); set the server's settings"
+    """
+    text = re.sub(r"(?<![\w:/.])~?/(?:[^\s'\"/()]+/)*([^\s'\"/()]+)", r"\1", text)
+    return re.sub(r"\b(?:CAPEVAL|HF|TRANSFORMERS|HF_HUB)_[A-Z_]+(?:=\S*)?", "the server's settings", text)
+
+
 def _error(gr, error: ValueError):
-    return gr.Error(str(error), print_exception=False)
+    return gr.Error(visitor_message(str(error)), print_exception=False)
 
 
 def image_widgets(gr):
@@ -209,6 +271,23 @@ def image_example(with_references: bool) -> list:
             *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
 
 
+def metric_space(module_file: str, *, launch: bool = False):
+    """The Space of the metric whose module folder holds ``module_file`` (an ``app.py``: the folder's name is the
+    metric's), with options from ``CAPEVAL_<NAME>_<OPTION>`` variables (:func:`options_from_environment`: other
+    checkpoints), launched when ``launch`` (``python app.py``). Every metric's ``app.py`` is these two lines::
+
+        from capeval.integrations.gradio_app import metric_space
+        demo = metric_space(__file__, launch=__name__ == "__main__")
+    """
+    from pathlib import Path
+
+    name = Path(module_file).resolve().parent.name
+    demo = build_metric_space(name, options=options_from_environment(name) or None)
+    if launch:
+        demo.launch()
+    return demo
+
+
 def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
                        description: str | None = None):
     """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, outputs the
@@ -222,6 +301,7 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
 
     shown = metric or space_metric(name, options)
     scorer = shown.scorer
+    takes_references = scorer.needs_references or scorer.references_optional
     header, card = metric_card(name)
     description = description or header.get("description", "")
     with gr.Blocks(title=f"capeval: {shown.label}") as demo:
@@ -230,13 +310,19 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
             inputs = list(image_widgets(gr)) if scorer.needs_images else []
             with gr.Column():
                 inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
-                if scorer.needs_references:
-                    inputs.append(gr.Textbox(label="References (one per line)", lines=5))
+                if takes_references:
+                    label = "References (one per line)" + ("" if scorer.needs_references else ", optional")
+                    inputs.append(gr.Textbox(label=label, lines=5))
                 button = gr.Button("Score", variant="primary")
-        table = gr.Dataframe(label="Scores (one row per candidate)", interactive=False)
-        chart = gr.BarPlot(x="candidate", y="score", label="Score per candidate", visible=False)
+        import pandas as pd
+
+        headers = ["candidate", *scorer.columns()]
+        table = gr.Dataframe(value=pd.DataFrame(columns=headers), label="Scores (one row per candidate, then the corpus values)",
+                             interactive=False, elem_id="scores")
+        chart = gr.BarPlot(x="candidate", y="score", label="Score per candidate", x_title="candidate",
+                           y_title=scorer.primary, visible=False)
         details = gr.Dataframe(label="Details", interactive=False, visible=False)
-        examples = [image_example(scorer.needs_references)] if scorer.needs_images else text_examples(scorer.needs_references)
+        examples = [image_example(takes_references)] if scorer.needs_images else text_examples(takes_references)
         gr.Examples(examples, inputs=inputs)
         with gr.Accordion("Metric card", open=False):
             gr.Markdown(card)
@@ -246,15 +332,13 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
             texts = values[2:] if scorer.needs_images else values
             candidates = parse_lines(texts[0])
             try:
-                scores = score_captions(scorer, candidates, parse_lines(texts[1]) if scorer.needs_references else [], image, features)
+                scores = score_captions(scorer, candidates, parse_lines(texts[1]) if takes_references else [], image, features)
             except ValueError as error:
                 raise _error(gr, error) from error
-            import pandas as pd
-
-            column = main_column(scorer, scores)
+            column = scorer.primary
             bars = pd.DataFrame({"candidate": candidate_labels(candidates), "score": scores[column]})
             found = details_table(candidates, scores)
-            return (scores_table(candidates, scores), gr.BarPlot(value=bars, visible=len(candidates) > 1),
+            return (scores_table(candidates, scores, scores.corpus), gr.BarPlot(value=bars, visible=len(candidates) > 1),
                     gr.Dataframe(value=found, visible=not found.empty))
 
         button.click(score, inputs=inputs, outputs=[table, chart, details], api_name="score")
@@ -289,18 +373,26 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
 
     metrics = suite_metrics() if metrics is None else list(metrics)
     notes = "\n".join(f"- **{m.label}**: {m.note}" for m in metrics if m.note)
+    image_metrics = [m.label for m in metrics if m.scorer.needs_images]
     with gr.Blocks(title="capeval suite") as demo:
         gr.Markdown("# capeval: every caption metric at once\n\nOne image (for the image metrics), several candidates "
                     "and their references, scored by every metric that runs here.\n\n" + notes)
+        if not image_metrics:
+            gr.Markdown("No image metric runs on this Space (their checkpoints are not here), so it asks for no image.",
+                        elem_id="no-image-metric")
         with gr.Row():
-            image, features = image_widgets(gr)
+            with gr.Column(visible=bool(image_metrics)):
+                image, features = image_widgets(gr)
             with gr.Column():
                 candidates_box = gr.Textbox(label="Candidate captions (one per line)", lines=3, elem_id="candidates")
                 references_box = gr.Textbox(label="References (one per line)", lines=5, elem_id="references")
                 button = gr.Button("Score", variant="primary", elem_id="score")
-        table = gr.Dataframe(label="Scores (one row per candidate, one column per metric)", interactive=False, elem_id="scores")
-        chart = gr.BarPlot(x="metric", y="score", color="candidate", label="Scores by metric")
-        breakdown = gr.Dataframe(label="Every output of every metric (SMURF's parts, BLEU-1..4, ...)", interactive=False)
+        table = gr.Dataframe(value=pd.DataFrame(columns=["candidate", *(m.label for m in metrics)]), elem_id="scores",
+                             label="Scores (one row per candidate, one column per metric)", interactive=False)
+        chart = gr.Plot(label="Scores by metric: one panel each, candidates side by side", elem_id="chart")
+        breakdown = gr.Dataframe(value=pd.DataFrame(columns=["candidate", "metric", "output", "value"]), elem_id="breakdown",
+                                 label="Every output of every metric (SMURF's parts, BLEU-1..4, ...), corpus values last",
+                                 interactive=False)
         details = gr.Dataframe(label="Details (e.g. QACE's questions and answers)", interactive=False, visible=False)
         skipped = gr.Markdown()
         gr.Examples([image_example(True)], inputs=[image, features, candidates_box, references_box])
@@ -311,15 +403,17 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
                 results, problems = suite_scores(metrics, candidates, parse_lines(references_text), image_path, features_path)
             except ValueError as error:
                 raise _error(gr, error) from error
-            by_metric = {m.label: results[m.label][main_column(m.scorer, results[m.label])] for m in metrics if m.label in results}
+            by_metric = {m.label: results[m.label][m.scorer.primary] for m in metrics if m.label in results}
             labels = candidate_labels(candidates)
-            bars = pd.DataFrame([{"metric": name, "score": value, "candidate": labels[i]}
-                                 for name, values in by_metric.items() for i, value in enumerate(values)])
-            parts = pd.DataFrame([{"candidate": labels[i], "metric": name, "output": column, "value": round(value, DIGITS)}
+            parts = pd.DataFrame([{"candidate": labels[i], "metric": name, "output": column, "value": shown(value)}
                                   for name, scores in results.items() for column, values in scores.items()
-                                  for i, value in enumerate(values)])
+                                  for i, value in enumerate(values)]
+                                 + [{"candidate": "corpus", "metric": name, "output": key, "value": shown(value)}
+                                    for name, scores in results.items() for key, value in scores.corpus.items()],
+                                 columns=["candidate", "metric", "output", "value"])
             found = pd.concat([details_table(candidates, scores, name) for name, scores in results.items()] or [pd.DataFrame()])
-            return (scores_table(candidates, by_metric), bars, parts, gr.Dataframe(value=found, visible=not found.empty),
+            return (scores_table(candidates, by_metric), metric_panels(labels, by_metric), parts,
+                    gr.Dataframe(value=found, visible=not found.empty),
                     "\n".join(f"- not scored: {problem}" for problem in problems))
 
         button.click(score, inputs=[image, features, candidates_box, references_box],

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-#: The stored baseline results of a checkout (``benchmarks/results/baselines``), found from the package.
-CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "baselines" / "results.json"
+#: The stored baseline results of a checkout (``results/baselines``), found from the package.
+CHECKOUT_RESULTS = Path(__file__).resolve().parents[3] / "results" / "baselines" / "results.json"
 DIGITS = 3
 #: The table's columns, present even when no result is shown.
 COLUMNS = ["benchmark", "row set", "statistic", "metric", "value", "95% interval", "n", "protocol"]
@@ -66,25 +66,75 @@ def axis_name(row) -> str:
     return f"{row['benchmark']} · {row['row set']} · {row['statistic']}"
 
 
-def filtered(table, benchmarks: Sequence[str], statistics: Sequence[str], metric_text: str):
+NO_MATCH = "**No result matches these filters**: choose more benchmarks or statistics, or clear the metric text."
+
+
+def filtered(table, benchmarks: Sequence[str] | None, statistics: Sequence[str] | None, metric_text: str | None):
     """The rows of the chosen benchmarks and statistics whose metric contains ``metric_text``."""
-    keep = table["benchmark"].isin(benchmarks) & table["statistic"].isin(statistics)
+    keep = table["benchmark"].isin(benchmarks or []) & table["statistic"].isin(statistics or [])
     keep &= table["metric"].str.contains(metric_text or "", case=False, regex=False)
     return table[keep]
 
 
-def scatter_frame(table, x_axis: str, y_axis: str):
-    """One point per metric with a value on both axes (``axis_name`` strings)."""
+def pivot(table):
+    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown).
+
+    >>> import pandas as pd
+    >>> long = pd.DataFrame([{"benchmark": "B", "row set": "P1", "statistic": "tau-b", "metric": m, "value": v}
+    ...                      for m, v in (("cider", 0.4), ("bleu", 0.3))])
+    >>> pivot(long).to_dict("records")
+    [{'metric': 'bleu', 'B · P1 · tau-b': '0.300'}, {'metric': 'cider', 'B · P1 · tau-b': '0.400'}]
+    """
     import pandas as pd
 
     if table.empty:
-        return pd.DataFrame({"metric": [], "x": [], "y": []})
+        return pd.DataFrame(columns=["metric"])
+    wide = table.assign(axis=table.apply(axis_name, axis=1)).pivot_table(index="metric", columns="axis", values="value",
+                                                                          sort=False)
+    columns = list(dict.fromkeys(table.apply(axis_name, axis=1)))
+    shown = wide[columns].map(lambda v: "" if v != v else f"{v:.{DIGITS}f}")  # NaN: no such result for the metric
+    return shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
+
+
+def board_views(table, benchmarks, statistics, metric_text):
+    """What the filters show: the metrics × results pivot, the long table, and a message when nothing matches."""
+    rows = filtered(table, benchmarks, statistics, metric_text)
+    return pivot(rows), rows, "" if not rows.empty else NO_MATCH
+
+
+def scatter_frame(table, x_axis: str | None, y_axis: str | None):
+    """One point per metric with a value on both axes (``axis_name`` strings)."""
+    import pandas as pd
+
+    empty = pd.DataFrame({"metric": [], "x": [], "y": []})
+    if table.empty or not x_axis or not y_axis:
+        return empty
     axes = table.assign(axis=table.apply(axis_name, axis=1))
     wide = axes.pivot_table(index="metric", columns="axis", values="value")
     if x_axis not in wide or y_axis not in wide:
-        return pd.DataFrame({"metric": [], "x": [], "y": []})
+        return empty
     points = wide[[x_axis, y_axis]].dropna().reset_index()
     return pd.DataFrame({"metric": points["metric"], "x": points[x_axis], "y": points[y_axis]})
+
+
+def scatter_figure(points, x_axis: str | None, y_axis: str | None):
+    """The points as a ``matplotlib`` figure: each labelled with its metric, the axes with what they are."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 4.5))
+    axis.scatter(points["x"], points["y"], color="tab:blue")
+    for metric, x, y in zip(points["metric"], points["x"], points["y"]):
+        axis.annotate(metric, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    axis.set_xlabel(x_axis or "")
+    axis.set_ylabel(y_axis or "")
+    if points.empty:
+        axis.text(0.5, 0.5, "no metric has both results", ha="center", va="center", transform=axis.transAxes)
+    figure.tight_layout()
+    plt.close(figure)
+    return figure
 
 
 def board_note(path: Path) -> tuple[list[dict], str]:
@@ -100,9 +150,10 @@ def board_note(path: Path) -> tuple[list[dict], str]:
 
 
 def build_leaderboard_space(results_path: str | Path | None = None):
-    """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`); API names
-    ``/filter`` (benchmarks, statistics, metric text → table) and ``/scatter`` (x axis, y axis → points).
-    A file with nothing to show gives an empty board that says why (:func:`board_note`)."""
+    """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`): metrics × results,
+    filterable (API ``/filter``: benchmarks, statistics, metric text → pivot, long table, message) and sortable by
+    any column, and a labelled scatter of any two results (API ``/scatter``: x, y → points, figure). A file with
+    nothing to show gives an empty board that says why (:func:`board_note`)."""
     import gradio as gr
 
     path = Path(results_path or baseline_results())
@@ -111,31 +162,41 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     benchmarks = list(dict.fromkeys(table["benchmark"]))
     statistics = list(dict.fromkeys(table["statistic"]))
     axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
-    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else (None, None)
+    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else ("", "")
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
+    points = scatter_frame(table, x_default, y_default)
     with gr.Blocks(title="capeval leaderboard") as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
-                    "judgments, with 95% bootstrap intervals, as stored by `capeval benchmark --out`. Every row states "
-                    "its protocol (Flickr8k-Expert under P1 and P2, ...).")
+                    "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark · "
+                    "row set · statistic (click a header to sort). The long table below gives each result's 95% "
+                    "bootstrap interval and protocol.")
         if note:
             gr.Markdown(note)
         with gr.Row():
             chosen_benchmarks = gr.Dropdown(benchmarks, value=benchmarks, multiselect=True, label="Benchmarks")
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
-        shown = gr.Dataframe(value=table, interactive=False, label="Results")
-        filters = [chosen_benchmarks, chosen_statistics, metric_text]
-        gr.on([control.change for control in filters], lambda b, s, m: filtered(table, b, s, m), inputs=filters,
-              outputs=shown, api_name="filter")
+        message = gr.Markdown()
+        wide = gr.Dataframe(value=pivot(table), interactive=False, label="Metrics × results", elem_id="pivot")
+        with gr.Accordion("Every result: interval, n and protocol", open=False):
+            long = gr.Dataframe(value=table, interactive=False, label="Results")
+        filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
+        gr.on([control.change for control in filters], lambda b, s, m: board_views(table, b, s, m), inputs=filters,
+              outputs=[wide, long, message], api_name="filter")
         gr.Markdown(skipped_note(results))
-        gr.Markdown("## Two results against each other\n\nOne point per metric: do the metrics rank alike on two benchmarks, "
-                    "or under τ-b and τ-c?")
+        gr.Markdown("## Two results against each other\n\nOne labelled point per metric: do the metrics rank alike on two "
+                    "benchmarks, or under τ-b and τ-c?")
         with gr.Row():
-            x_axis = gr.Dropdown(axes, value=x_default, label="x")
-            y_axis = gr.Dropdown(axes, value=y_default, label="y")
-        points = gr.ScatterPlot(scatter_frame(table, x_default, y_default), x="x", y="y", color="metric")
-        gr.on([x_axis.change, y_axis.change], lambda x, y: scatter_frame(table, x, y), inputs=[x_axis, y_axis],
-              outputs=points, api_name="scatter")
+            x_axis = gr.Dropdown(axes, value=x_default or None, label="x axis")
+            y_axis = gr.Dropdown(axes, value=y_default or None, label="y axis")
+        shown_points = gr.Dataframe(value=points, interactive=False, label="Points", visible=False)
+        figure = gr.Plot(value=scatter_figure(points, x_default, y_default), label="Metrics on both results")
+
+        def scatter(x, y):
+            chosen = scatter_frame(table, x, y)
+            return chosen, scatter_figure(chosen, x, y)
+
+        gr.on([x_axis.change, y_axis.change], scatter, inputs=[x_axis, y_axis], outputs=[shown_points, figure], api_name="scatter")
         if plots:
             gr.Markdown("## Metric scores against human judgments (the harness's scatter plots)")
             gr.Gallery(plots, columns=3, label="Scatter plots")

@@ -21,47 +21,49 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..inputs import check_inputs
-from ..registry import build_scorer
+from ..evaluation import evaluate_runs, metric_runs
+from ..inputs import normalize_references, validate_predictions
 from ..scoring.protocol import CaptionScorer
 
-#: A metric as the hook takes it: a registry name, (name, constructor options), or a built scorer.
+#: A metric as the hook takes it: a registry name, ``"name:key=value,..."``, (name, constructor options), or a scorer.
 MetricSpec = str | tuple[str, Mapping[str, Any]] | CaptionScorer
-
-
-def scorer_for(spec: MetricSpec) -> CaptionScorer:
-    """The scorer of one metric spec (options are checked now, models load on first use)."""
-    if isinstance(spec, CaptionScorer):
-        return spec
-    name, options = (spec, {}) if isinstance(spec, str) else spec
-    return build_scorer(name, dict(options))
 
 
 class CaptionEvaluator:
     """Scores decoded captions with several metrics against an eval set's references and images, by index.
 
-    ``references``: one list of reference strings per eval example (several per image); ``None`` when the
-    caller passes references with each call (e.g. the decoded labels). ``images`` / ``region_features``:
-    one entry per eval example, for image metrics.
+    ``references``: one reference, or one list of references, per eval example (several per image), exactly as the
+    modules accept them; ``None`` when the caller passes references with each call (e.g. the decoded labels).
+    ``images`` / ``region_features``: one entry per eval example, for image metrics.
     """
 
-    def __init__(self, metrics: Sequence[MetricSpec], *, references: Sequence[Sequence[str]] | None = None,
+    def __init__(self, metrics: Sequence[MetricSpec], *, references: Sequence[Sequence[str]] | Sequence[str] | None = None,
                  images: Sequence[Any] | None = None, region_features: Sequence[Any] | None = None):
+        if isinstance(metrics, (str, tuple, CaptionScorer)):
+            metrics = [metrics]
         if not metrics:
             raise ValueError("metrics is empty: name at least one capeval metric, e.g. ['bleu', 'cider']")
-        self.scorers = [scorer_for(spec) for spec in metrics]
-        self.references = None if references is None else [list(refs) for refs in references]
+        try:
+            self.runs = metric_runs(list(metrics))
+        except KeyError as error:
+            raise ValueError(error.args[0]) from None
+        self.references = None if references is None else normalize_references(references, len(references))
         self.images = images
         self.region_features = region_features
         for name, column in (("images", images), ("region_features", region_features)):
             if column is not None and self.references is not None and len(column) != len(self.references):
                 raise ValueError(f"{len(column)} {name} for {len(self.references)} reference lists; give one per eval example")
 
+    @property
+    def scorers(self) -> list[CaptionScorer]:
+        return [run.scorer for run in self.runs]
+
     def evaluate_texts(self, predictions: Sequence[str], *, indices: Sequence[int] | None = None,
-                       references: Sequence[Sequence[str]] | None = None) -> dict[str, float]:
+                       references: Sequence[Sequence[str]] | Sequence[str] | None = None) -> dict[str, float]:
         """Every metric's corpus values for ``predictions`` (prediction i is eval example ``indices[i]``,
-        default i), as ``{name: float}``; ``references`` overrides the stored ones for this call."""
-        predictions = list(predictions)
+        default i), as ``{name: float}`` (:attr:`capeval.evaluation.EvaluationResult.corpus`); ``references``
+        overrides the stored ones for this call."""
+        predictions = validate_predictions(predictions)
         known = len(self.references) if self.references is not None else len(predictions)
         if indices is None:
             if len(predictions) != known:
@@ -69,6 +71,11 @@ class CaptionEvaluator:
                                  "eval set in order, or pass indices=")
             indices = range(len(predictions))
         indices = list(indices)
+        if len(indices) != len(predictions):
+            raise ValueError(f"{len(indices)} indices for {len(predictions)} predictions; give one per prediction")
+        bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < known]
+        if bad:
+            raise ValueError(f"indices {bad[:3]} are not eval-set positions (0 to {known - 1})")
         if references is None:
             if self.references is None:
                 raise ValueError("no references: pass references= to CaptionEvaluator (or to this call)")
@@ -77,16 +84,8 @@ class CaptionEvaluator:
         def by_index(column):
             return None if column is None else [column[i] for i in indices]
 
-        values: dict[str, float] = {}
-        for scorer in self.scorers:
-            inputs = check_inputs(scorer, predictions, references,
-                                  images=by_index(self.images) if scorer.needs_images else None,
-                                  region_features=by_index(self.region_features) if scorer.needs_images else None)
-            for name, value in scorer.score(**inputs).corpus.items():
-                if name in values:
-                    raise ValueError(f"two metrics both report {name!r}: evaluate them with separate evaluators")
-                values[name] = float(value)
-        return values
+        return evaluate_runs(self.runs, predictions, references, images=by_index(self.images),
+                             region_features=by_index(self.region_features)).corpus
 
 
 def decode(token_ids: Any, tokenizer: Any) -> list[str]:
@@ -106,6 +105,11 @@ def decode(token_ids: Any, tokenizer: Any) -> list[str]:
     if token_ids.ndim != 2:
         raise ValueError(f"expected generated token ids of shape (examples, length), got shape {token_ids.shape}: "
                          "use Seq2SeqTrainer with predict_with_generate=True")
+    if token_ids.size and not np.issubdtype(token_ids.dtype, np.integer):
+        raise ValueError(f"token ids must be integers, got {token_ids.dtype}: pass the generated ids, not logits or scores")
+    if ((token_ids < 0) & (token_ids != -100)).any():
+        raise ValueError(f"negative token id {int(token_ids[(token_ids < 0) & (token_ids != -100)][0])}: only -100 (padding) "
+                         "may be negative")
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     rows = np.where(token_ids == -100, pad, token_ids)
     return [text.strip() for text in tokenizer.batch_decode(rows, skip_special_tokens=True)]
@@ -128,5 +132,5 @@ def compute_metrics_fn(metrics: Sequence[MetricSpec], tokenizer: Any, *, referen
         labels = None if references is not None else [[text] for text in decode(eval_pred.label_ids, tokenizer)]
         return evaluator.evaluate_texts(predictions, references=labels)
 
-    compute_metrics.evaluator = evaluator
+    compute_metrics.evaluator = evaluator  # type: ignore[attr-defined]
     return compute_metrics

@@ -49,7 +49,7 @@ def load_golden():
         return pd.read_parquet(path)
 
 
-def confidence_ellipse(x: Sequence[float], y: Sequence[float], *, n_std: float = ELLIPSE_STDS, vertices: int = 360) -> np.ndarray:
+def confidence_ellipse(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, n_std: float = ELLIPSE_STDS, vertices: int = 360) -> np.ndarray:
     """(vertices, 2) counter-clockwise points on the boundary of the ``n_std`` Mahalanobis ellipse of the points.
 
     >>> ring = confidence_ellipse([-1.0, 1.0, -1.0, 1.0], [-1.0, -1.0, 1.0, 1.0], n_std=1.0)
@@ -80,7 +80,7 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _inside_convex(points: np.ndarray, polygon: np.ndarray) -> np.ndarray:
     """Which points lie inside (or on) a counter-clockwise convex polygon."""
     edges = np.roll(polygon, -1, axis=0) - polygon
-    return (_cross(edges[None, :, :], points[:, None, :] - polygon[None, :, :]) >= -1e-12).all(axis=1)
+    return np.asarray((_cross(edges[None, :, :], points[:, None, :] - polygon[None, :, :]) >= -1e-12).all(axis=1))
 
 
 def convex_intersection_area(first: np.ndarray, second: np.ndarray) -> float:
@@ -201,7 +201,7 @@ def plot_system_report(
     centers = {s.center_index for s in summaries}
     candidates = np.array([i for i in range(images) if i not in centers])
     shown = np.random.default_rng(seed).choice(candidates, size=min(sample, len(candidates)), replace=False)
-    colors = plt.get_cmap("tab10").colors
+    colors = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]  # a ListedColormap
     fig, (ax, table_ax) = plt.subplots(1, 2, figsize=(13, 5.6), gridspec_kw={"width_ratios": [1, 1.15]})
     for i, summary in enumerate(summaries):
         color = colors[i % len(colors)]
@@ -216,8 +216,8 @@ def plot_system_report(
     ax.legend(loc="lower right", fontsize=8, markerscale=2)
     ax.grid(alpha=0.3)
     table_ax.axis("off")
-    header, *rows = summary_table(summaries, summaries[reference_system].label)
-    drawn = table_ax.table(cellText=rows, colLabels=header, loc="center", cellLoc="center")
+    header, *cells = summary_table(summaries, summaries[reference_system].label)
+    drawn = table_ax.table(cellText=cells, colLabels=header, loc="center", cellLoc="center")
     drawn.auto_set_font_size(False)
     drawn.set_fontsize(9)
     drawn.scale(1.0, 2.2)
@@ -249,6 +249,7 @@ def read_scores(path: str | Path) -> dict[str, list[float]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.set_defaults(run=run)
     parser.add_argument("--output", default="smurf_system_report.png", help="PNG to write (default: %(default)s)")
     parser.add_argument("--scores", help="JSON with per-caption SPARCS, SPURTS, MIMA lists, systems interleaved "
                                          "(default: the bundled golden caption sets, 4 systems)")
@@ -274,13 +275,6 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(header, rows))
     print(f"\nWrote {path}")
     return 0
-
-
-def register(commands) -> None:
-    """Add ``capeval smurf-report`` to the CLI's subcommands."""
-    parser = commands.add_parser("smurf-report", help="SMURF system-level report (the paper's Figure 1) as a PNG")
-    add_arguments(parser)
-    parser.set_defaults(run=run)
 
 
 def main(argv: list[str] | None = None) -> int:

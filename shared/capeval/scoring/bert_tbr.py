@@ -23,21 +23,25 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 
-from ..inputs import choice_option, device_option, number_option, path_option, sentences_option
+from ..declaration import OfflineRun, Opt, minilm_path
+from ..inputs import device_option, number_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
 from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
-from ..text.reference_corpus import check_idf_source, reference_sentences
+from ..text.reference_corpus import IDF_SOURCES, reference_sentences
 from .matching import normalize_rows, segment_max
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 MODES = ("code", "paper")
+#: The scorer's modes: the two above and the model-free variant.
+SCORER_MODES = (*MODES, "unigram")
 #: β per model from the paper; other models need an explicit β.
 DEFAULT_BETAS = {"bert-base-uncased": 0.4, "roberta-large": 0.83}
 #: The hidden layer BERT-TBR uses (bert-base-uncased cut to 8 layers).
@@ -249,14 +253,29 @@ class BertTbrScorer(CaptionScorer):
         [0.8339, 0.6222]
     """
 
+    metric, title = "bert_tbr", "BERT-TBR"
     name = primary = "bert_tbr"
+    offline_runs = (
+        OfflineRun("BERT-TBR", lambda: None if (path := minilm_path()) is None else {"model_name": path, "layer": 6, "beta": 0.4},
+                   "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased, whose weights cannot be downloaded offline"),
+        OfflineRun("BERT-TBR (unigram)", {"mode": "unigram"}, "model-free variant"),
+    )
     #: A reference list of blank strings has no word pieces to recall.
     blank_references_allowed = False
 
-    def __init__(self, model_name: str = "bert-base-uncased", *, layer: int | None = None, beta: float | None = None,
-                 mode: str = "code", idf: str = "corpus", idf_sentences: Sequence[str] | None = None, device=None):
-        self.mode = choice_option("mode", mode, MODES + ("unigram",))
-        if check_idf_source(idf) != "corpus" and idf_sentences is not None:
+    def __init__(self, model_name: Annotated[str, Opt("hub id or local folder of the encoder")] = "bert-base-uncased", *,
+                 layer: Annotated[int | None, Opt("hidden layer whose embeddings are matched (0: the embeddings); "
+                                                  "None: the published one (8 for bert-base-uncased)")] = None,
+                 beta: Annotated[float | None, Opt("β in [0, 1), the cosine a match must exceed; None: the published one "
+                                                   "(0.4 for bert-base-uncased, 0.83 for roberta-large)")] = None,
+                 mode: Annotated[str, Opt("`code` (the released code), `paper` (Eq. 3-6) or `unigram` (model-free)",
+                                          choices=SCORER_MODES)] = "code",
+                 idf: Annotated[str, Opt("IDF documents: every caption of the call (`corpus`, the paper's) or a reference "
+                                         "corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus",
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("your own IDF documents (with idf='corpus')")] = None,
+                 device: Device = None):
+        self.mode = mode
+        if idf != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
         self.model_name = path_option("model_name", model_name)
         self.idf = idf
@@ -284,9 +303,9 @@ class BertTbrScorer(CaptionScorer):
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
         # The unigram variant and a fixed IDF corpus or table make each score independent of the other captions.
-        return self.mode != "unigram" and self.idf_sentences is None and self.statistics is None
+        return self.mode != "unigram" and self.idf_sentences is None and self.document_frequencies is None
 
-    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies | None:
+    def count_document_frequencies(self, predictions, references=None) -> DocumentFrequencies | None:
         """Document frequencies of the token ids over every reference and candidate (one document per
         occurrence) and the number of documents; ``None`` when the IDF does not come from the corpus.
         Tokenizes only (the model runs in :meth:`score`)."""
@@ -313,7 +332,7 @@ class BertTbrScorer(CaptionScorer):
     def caption(self, sequence: EncodedSequence) -> EncodedCaption:
         """An encoder output as an :class:`EncodedCaption` (normalised rows, word-piece strings)."""
         pieces = self.encoder.tokenizer.convert_ids_to_tokens(sequence.ids[1:-1])
-        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)
+        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)  # type: ignore[arg-type]  # has hidden states
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """One BERT-TBR score per candidate, in [0, 1]."""
@@ -327,10 +346,10 @@ class BertTbrScorer(CaptionScorer):
             idf = self._fixed_idf
         else:
             # Reuse the ids already tokenized, unless the statistics of a whole corpus were given.
-            frequencies = self.statistics or idf_documents(predictions, references, lambda s: encoded[s].ids)
+            frequencies = self.document_frequencies or idf_documents(predictions, references, lambda s: encoded[s].ids)
             idf = idf_from_counts(frequencies.counts, frequencies.documents)
         scores = [
-            bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)
+            bert_tbr_score(encoded[candidate], [encoded[r] for r in refs], idf, self.stop_words, beta=self.beta, mode=self.mode)  # type: ignore[arg-type]
             for candidate, refs in progress(list(zip(predictions, references)), desc="BERT-TBR", show=show_progress)
         ]
         return Scores({"bert_tbr": scores})

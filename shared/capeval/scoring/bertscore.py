@@ -13,21 +13,36 @@ of the batch. ``pad_like_bert_score=False`` gives the batch-independent definiti
 
 Every distinct sentence is encoded once in length-sorted batches, and each
 candidate is matched against all of its references with one matrix product.
+
+``rescale_with_baseline`` maps each of P, R and F to ``(s − b) / (1 − b)`` with bert_score's per-layer
+baseline ``b`` for the model (the English TSVs the ``bert_score`` package ships), or the baseline in
+``baseline_path`` (the same ``LAYER,P,R,F`` format) for any other model.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
-from typing import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from ..declaration import OfflineRun, Opt, minilm_path
 from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
+from .options import Device
 from .protocol import CaptionScorer, Scores
+
+#: bert_score's default layer for the models named in its documentation (``model2layers`` in its ``utils.py``);
+#: other models default to their last layer.
+BERT_SCORE_LAYERS = {"bert-base-uncased": 9, "bert-base-multilingual-cased": 9, "roberta-base": 10, "roberta-large": 17,
+                     "distilbert-base-uncased": 5, "distilroberta-base": 5}
+DEFAULT_MODEL = "roberta-large"
 
 
 def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
@@ -37,10 +52,10 @@ def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
     >>> padding_floors([3, 5, 5, 2], 2).tolist()
     [0.0, -inf, -inf, 0.0]
     """
-    lengths = np.asarray(lengths)
-    floors = np.full(len(lengths), -np.inf)
-    for start in range(0, len(lengths), batch_size):
-        batch = lengths[start : start + batch_size]
+    sizes = np.asarray(lengths)
+    floors = np.full(len(sizes), -np.inf)
+    for start in range(0, len(sizes), batch_size):
+        batch = sizes[start : start + batch_size]
         floors[start : start + batch_size][batch < batch.max()] = 0.0
     return floors
 
@@ -88,18 +103,38 @@ class BERTScorer(CaptionScorer):
         0.778
     """
 
+    metric, title = "bertscore", "BERTScore"
     name = "bertscore"
     primary = "f1"
+    column_names = ("precision", "recall", "f1")
     value_range = (-1.0, 1.0)
+    extras = ("bertscore",)
+    offline_runs = (OfflineRun("BERTScore (MiniLM)", options=lambda: {"model_name": path, "layer": 6} if (path := minilm_path()) else None,
+                               note="all-MiniLM-L6-v2 (layer 6) stands in for roberta-large", available=lambda: minilm_path() is not None),)
 
-    def __init__(self, model_name: str, *, layer: int | None = None, idf: bool = False,
-                 idf_sentences: Sequence[str] | None = None, pad_like_bert_score: bool = True, device=None):
+    def __init__(self, model_name: Annotated[str, Opt("hub id or folder of the encoder")] = DEFAULT_MODEL, *,
+                 layer: Annotated[int | None, Opt("hidden state to match (0 = embeddings; default: bert_score's for the "
+                                                  "model, else the last)")] = None,
+                 idf: Annotated[bool, Opt("weight tokens by IDF from the references (or idf_sentences)")] = False,
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("IDF documents instead of the call's references")] = None,
+                 rescale_with_baseline: Annotated[bool, Opt("map P, R, F to (s − b)/(1 − b) with bert_score's baseline b "
+                                                            "for the model and layer")] = False,
+                 baseline_path: Annotated[str | None, Opt("a baseline TSV (LAYER,P,R,F) for a model bert_score ships none for")] = None,
+                 pad_like_bert_score: Annotated[bool, Opt("keep bert_score's padding zeros in the maxima (module docstring)")] = True,
+                 device: Device = None):
         self.model_name = path_option("model_name", model_name)
-        self.layer = layer_option(layer, self.model_name)
+        layer = layer_option(layer, self.model_name)
+        self.layer = BERT_SCORE_LAYERS.get(self.model_name) if layer is None else layer
         self.idf = bool_option("idf", idf)
         self.idf_sentences = sentences_option("idf_sentences", idf_sentences, optional=True)
+        self.rescale_with_baseline = bool_option("rescale_with_baseline", rescale_with_baseline)
+        self.baseline_path = None if baseline_path is None else path_option("baseline_path", baseline_path)
+        if self.baseline_path is not None and not self.rescale_with_baseline:
+            raise ValueError("baseline_path is used only with rescale_with_baseline=True")
         self.pad_like_bert_score = bool_option("pad_like_bert_score", pad_like_bert_score)
         self.device = device_option("device", device)
+        if self.rescale_with_baseline and self.layer is not None:
+            self.baseline()  # a missing baseline fails now, not after the model has loaded
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
@@ -113,8 +148,16 @@ class BERTScorer(CaptionScorer):
 
     def options(self) -> dict:
         # The layer of the model's config only when none was given: a hashcode should not load the model.
-        return {"model": model_id(self.model_name), "layer": self.layer if self.layer is not None else self.encoder.layer,
-                "idf": self.idf}
+        options = {"model": model_id(self.model_name), "layer": self.layer if self.layer is not None else self.encoder.layer,
+                   "idf": self.idf}
+        if self.rescale_with_baseline:
+            options["rescaled"] = model_id(self.baseline_path) if self.baseline_path else "bert_score"
+        return options
+
+    def baseline(self) -> np.ndarray:
+        """The (P, R, F) baseline of the model at the scoring layer, from ``baseline_path`` or bert_score's TSVs."""
+        layer = self.layer if self.layer is not None else self.encoder.layer
+        return read_baseline(self.baseline_path or shipped_baseline(self.model_name), layer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """Per-candidate ``precision``, ``recall`` and ``f1`` (each maxed over the references, as bert_score).
@@ -162,7 +205,40 @@ class BERTScorer(CaptionScorer):
             recall.append(float(r.max()))
             f1.append(float(f.max()))
             start = stop
-        return Scores({"precision": precision, "recall": recall, "f1": f1})
+        columns = np.array([precision, recall, f1])
+        if self.rescale_with_baseline:
+            baseline = self.baseline()[:, None]
+            columns = (columns - baseline) / (1 - baseline)
+        return Scores(dict(zip(("precision", "recall", "f1"), columns.tolist())))
+
+
+def shipped_baseline(model_name: str) -> str:
+    """bert_score's English baseline TSV for ``model_name`` (as bert_score names models); ``ValueError`` when the
+    package is not installed or ships none for it."""
+    try:
+        folder = resources.files("bert_score") / "rescale_baseline" / "en"
+    except ModuleNotFoundError:
+        raise ValueError("rescale_with_baseline reads the baselines the bert_score package ships: pip install "
+                         "'capeval[bertscore]', or pass baseline_path=") from None
+    path = Path(str(folder)) / f"{model_name}.tsv"
+    if not path.is_file():
+        raise ValueError(f"bert_score ships no English baseline for {model_name!r}; pass baseline_path= (a TSV of "
+                         "LAYER,P,R,F rows) or rescale_with_baseline=False")
+    return str(path)
+
+
+@functools.lru_cache(maxsize=32)
+def read_baseline(path: str, layer: int) -> np.ndarray:
+    """The P, R, F baseline of ``layer`` in a bert_score baseline file (comma-separated ``LAYER,P,R,F`` rows).
+
+    >>> read_baseline(shipped_baseline("roberta-large"), 17).round(4).tolist()
+    [0.8315, 0.8315, 0.8312]
+    """
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = {int(row["LAYER"]): row for row in csv.DictReader(handle)}
+    if layer not in rows:
+        raise ValueError(f"the baseline {Path(path).name!r} has no row for layer {layer} (it covers layers {min(rows)} to {max(rows)})")
+    return np.array([float(rows[layer][column]) for column in ("P", "R", "F")])
 
 
 @functools.lru_cache(maxsize=None)

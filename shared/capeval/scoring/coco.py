@@ -12,14 +12,20 @@ from __future__ import annotations
 import functools
 import shutil
 from pathlib import Path
+from typing import Annotated
 
+from ..declaration import MERGE_ALL, MERGE_SUM, OfflineRun, Opt
 from ..models import cached
 from ..text.idf import DocumentFrequencies
-from ..text.ptb import check_tokenizer, tokenize_corpus
-from ..text.reference_corpus import check_idf_source, reference_sets
+from ..text.ptb import TOKENIZERS, tokenize_corpus
+from ..text.reference_corpus import IDF_SOURCES, reference_sets
 from .meteor_jar import MeteorProcess
-from .ngram import bleu_from_statistics, bleu_statistics, cider_d, cider_document_frequencies, rouge_l
+from .ngram import bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
+
+#: The ``tokenizer`` option every toolkit metric takes.
+Tokenizer = Annotated[str, Opt("PTB tokenization as the toolkit does it: `ptb` (pure Python), `ptb-java` (the CoreNLP jar) "
+                               "or `none` (text already tokenized)", choices=TOKENIZERS)]
 
 
 class CocoScorer(CaptionScorer):
@@ -27,8 +33,8 @@ class CocoScorer(CaptionScorer):
 
     value_range = (0.0, 1.0)
 
-    def __init__(self, *, tokenizer: str = "ptb"):
-        self.tokenizer = check_tokenizer(tokenizer)
+    def __init__(self, *, tokenizer: Tokenizer = "ptb"):
+        self.tokenizer = tokenizer
 
     def tokenized(self, predictions, references) -> tuple[list[str], list[list[str]]]:
         return tokenize_corpus(predictions, references, self.tokenizer)
@@ -37,35 +43,55 @@ class CocoScorer(CaptionScorer):
         return {"tokenizer": self.tokenizer}
 
 
+#: Per-caption BLEU: the COCO toolkit's epsilons, or none (NLTK's unsmoothed sentence BLEU).
+BLEU_SMOOTHING = ("coco", "none")
+
+
 class BleuScorer(CocoScorer):
-    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``)."""
+    """BLEU-``order`` per caption; the corpus values are BLEU-1..4 from summed counts (``bleu_1`` … ``bleu_4``).
 
+    ``smoothing="coco"`` (default) adds the toolkit's epsilons to every precision; ``"none"`` scores a caption
+    0 when one of its n-gram precisions is 0 (NLTK's unsmoothed ``sentence_bleu``, which BERT-TBR's baseline
+    BLEU-4 needs). The corpus values always come from summed counts.
+    """
+
+    metric, title = "bleu", "BLEU"
     name = primary = "bleu"
-    corpus_is_mean = False
+    merge = MERGE_SUM
+    offline_runs = (OfflineRun("BLEU-4"),)
 
-    def __init__(self, order: int = 4, *, tokenizer: str = "ptb"):
-        if isinstance(order, bool) or order not in (1, 2, 3, 4):
-            raise ValueError(f"order must be 1, 2, 3 or 4, got {order!r}")
+    def __init__(self, order: Annotated[int, Opt("which BLEU-n fills `scores` and the corpus value `bleu`", choices=(1, 2, 3, 4))] = 4,
+                 *, tokenizer: Tokenizer = "ptb",
+                 smoothing: Annotated[str, Opt("per-caption BLEU: `coco` (the toolkit's tiny epsilons) or `none` (a zero n-gram "
+                                               "precision gives 0, as NLTK's sentence BLEU)", choices=BLEU_SMOOTHING)] = "coco"):
         self.order = order
+        self.smoothing = smoothing
         super().__init__(tokenizer=tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         statistics = bleu_statistics(*self.tokenized(predictions, references), n=4)
-        per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
-        return Scores({"bleu": per_caption}, corpus=self.corpus_from_statistics(statistics), statistics=statistics)
+        if self.smoothing == "none":
+            per_caption = [bleu_unsmoothed(row, self.order) for row in statistics]
+        else:
+            per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+        return Scores({"bleu": per_caption}, corpus=self.corpus_from_sufficient_statistics(statistics), sufficient_statistics=statistics)
 
-    def corpus_from_statistics(self, statistics) -> dict[str, float]:
+    def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
         corpus = bleu_from_statistics([sum(column) for column in zip(*statistics)], 4)
         return {"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}}
 
     def options(self) -> dict:
-        return {"order": self.order, **super().options()}
+        # The default is left out so that existing hashcodes stay as they were.
+        smoothing = {} if self.smoothing == "coco" else {"smoothing": self.smoothing}
+        return {"order": self.order, **smoothing, **super().options()}
 
 
 class RougeScorer(CocoScorer):
     """ROUGE-L (β = 1.2) per caption; the corpus value is the mean."""
 
+    metric, title = "rouge", "ROUGE-L"
     name = primary = "rouge_l"
+    offline_runs = (OfflineRun("ROUGE-L"),)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         return Scores({"rouge_l": rouge_l(*self.tokenized(predictions, references))})
@@ -73,7 +99,7 @@ class RougeScorer(CocoScorer):
 
 class CiderScorer(CocoScorer):
     """CIDEr-D per caption. ``idf="corpus"`` (default, as the toolkit): document frequencies from the
-    references of the call (or of a whole corpus scored in shards, :meth:`with_statistics`);
+    references of the call (or of a whole corpus scored in shards, :meth:`with_document_frequencies`);
     ``idf="flickr8k"``: from the references of the 1,000 Flickr8k test images shipped with capeval
     (:mod:`capeval.text.reference_corpus`), so one caption alone gets a meaningful score.
 
@@ -83,43 +109,48 @@ class CiderScorer(CocoScorer):
     >>> refs = [["a dog runs on grass", "the dog is running"], ["a cat sits on a mat", "a cat on a mat"]]
     >>> scorer = CiderScorer()
     >>> whole = scorer.score(["a dog runs on the grass", "a cat on the mat"], refs)["cider"]
-    >>> corpus = scorer.corpus_statistics([], refs[:1]).merge(scorer.corpus_statistics([], refs[1:]))
-    >>> scorer.with_statistics(corpus).score(["a cat on the mat"], refs[1:])["cider"] == whole[1:]
+    >>> corpus = scorer.count_document_frequencies([], refs[:1]).merge(scorer.count_document_frequencies([], refs[1:]))
+    >>> scorer.with_document_frequencies(corpus).score(["a cat on the mat"], refs[1:])["cider"] == whole[1:]
     True
     """
 
+    metric, title = "cider", "CIDEr-D"
     name = primary = "cider"
     hash_name = "cider_d"
     value_range = (0.0, 10.0)
+    offline_runs = (OfflineRun("CIDEr-D"),)
 
-    def __init__(self, *, tokenizer: str = "ptb", sigma: float = 6.0, idf: str = "corpus"):
+    def __init__(self, *, tokenizer: Tokenizer = "ptb",
+                 sigma: Annotated[float, Opt("σ of the Gaussian length penalty (6 in the toolkit)")] = 6.0,
+                 idf: Annotated[str, Opt("document frequencies from the call's references (`corpus`, the toolkit's) or "
+                                         "from a reference corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus"):
         if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
             raise ValueError(f"sigma must be a positive number, got {sigma!r}")
         self.sigma = float(sigma)
-        self.idf = check_idf_source(idf)
+        self.idf = idf
         super().__init__(tokenizer=tokenizer)
 
     @property
     def corpus_dependent(self) -> bool:  # type: ignore[override]
-        return self.idf == "corpus" and self.statistics is None
+        return self.idf == "corpus" and self.document_frequencies is None
 
-    def corpus_statistics(self, predictions, references=None) -> DocumentFrequencies | None:
+    def count_document_frequencies(self, predictions, references=None) -> DocumentFrequencies | None:
         """Document frequencies of the references' n-grams (PTB-tokenized) and the number of items;
         ``None`` when they do not come from the call (``idf="flickr8k"``)."""
         if self.idf != "corpus":
             return None
         return cider_document_frequencies(self.tokenized([], references)[1])
 
-    def document_frequencies(self) -> DocumentFrequencies | None:
-        """The fixed n-gram document frequencies: a whole corpus's (:meth:`with_statistics`) or the shipped
+    def fixed_document_frequencies(self) -> DocumentFrequencies | None:
+        """The fixed n-gram document frequencies: a whole corpus's (:meth:`with_document_frequencies`) or the shipped
         corpus's under this tokenizer; ``None`` when they come from each call."""
-        if self.statistics is not None or self.idf == "corpus":
-            return self.statistics
+        if self.document_frequencies is not None or self.idf == "corpus":
+            return self.document_frequencies
         return shipped_cider_frequencies(self.idf, self.tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma,
-                                        frequencies=self.document_frequencies())})
+                                        frequencies=self.fixed_document_frequencies())})
 
     def options(self) -> dict:
         return {"sigma": self.sigma, **super().options(), **({} if self.idf == "corpus" else {"idf": self.idf})}
@@ -158,11 +189,15 @@ class MeteorScorer(CocoScorer):
     starts afresh (:class:`~capeval.scoring.meteor_jar.MeteorProcess`).
     """
 
+    metric, title = "meteor", "METEOR"
     name = primary = "meteor"
-    corpus_is_mean = False
-    statistics_add_up = False
+    merge = MERGE_ALL
+    extras = ("meteor",)
+    system_packages = ("default-jre-headless",)
+    offline_runs = (OfflineRun("METEOR", note="METEOR 1.5 jar; the JVM takes ~20 s to start",
+                               available=lambda: shutil.which("java") is not None),)
 
-    def __init__(self, *, tokenizer: str = "ptb"):
+    def __init__(self, *, tokenizer: Tokenizer = "ptb"):
         super().__init__(tokenizer=tokenizer)
         #: Another METEOR process to use instead of the shared one (tests pass one per session).
         self._jar: MeteorProcess | None = None
@@ -173,9 +208,9 @@ class MeteorScorer(CocoScorer):
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
         corpus, scores, statistics = self.jar().score(candidates, refs)
-        return Scores({"meteor": scores}, corpus={"meteor": corpus}, statistics=statistics)
+        return Scores({"meteor": scores}, corpus={"meteor": corpus}, sufficient_statistics=statistics)
 
-    def corpus_from_statistics(self, statistics) -> dict[str, float]:
+    def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
         return {"meteor": self.jar().aggregate(statistics)}
 
     def options(self) -> dict:

@@ -22,17 +22,17 @@ def token_weights(ids: Sequence[int], special: Sequence[bool], idf: Mapping[int,
     return torch.tensor([0.0 if s else (1.0 if idf is None else idf[t]) for t, s in zip(ids, special)], dtype=torch.float32)
 
 
-def segment_max(matrix: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+def segment_max(matrix: np.ndarray, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     """Max over consecutive column segments of the given lengths; -inf for an empty segment.
 
     >>> segment_max(np.array([[1.0, 5.0, 2.0], [0.0, -1.0, 3.0]]), [2, 0, 1]).tolist()
     [[5.0, -inf, 2.0], [0.0, -inf, 3.0]]
     """
-    lengths = np.asarray(lengths)
-    out = np.full((matrix.shape[0], len(lengths)), -np.inf, dtype=matrix.dtype)
-    nonempty = lengths > 0
+    sizes = np.asarray(lengths)
+    out = np.full((matrix.shape[0], len(sizes)), -np.inf, dtype=matrix.dtype)
+    nonempty = sizes > 0
     if nonempty.any():
-        starts = (np.cumsum(lengths) - lengths)[nonempty]
+        starts = (np.cumsum(sizes) - sizes)[nonempty]
         out[:, nonempty] = np.maximum.reduceat(matrix, starts, axis=1)
     return out
 

@@ -96,7 +96,7 @@ class MeteorProcess:
         return process
 
     def _drain_stderr(self, process: subprocess.Popen) -> None:
-        for line in process.stderr:
+        for line in process.stderr or ():
             self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     def _watch(self, process: subprocess.Popen) -> None:
@@ -115,12 +115,14 @@ class MeteorProcess:
             process.wait()
             for stream in (process.stdin, process.stdout):
                 with contextlib.suppress(OSError):  # unsent input to a dead JVM
-                    stream.close()
+                    if stream is not None:
+                        stream.close()
 
     def _ask(self, process: subprocess.Popen, line: str, answers: int, *, patience: float) -> list[str]:
         """Send one line, return ``answers`` lines, each within ``patience`` seconds."""
         lines = []
         self._deadline = time.monotonic() + patience
+        assert process.stdin is not None and process.stdout is not None  # opened with PIPE
         process.stdin.write(line.encode("utf-8") + b"\n")
         process.stdin.flush()
         for _ in range(answers):
@@ -142,7 +144,7 @@ class MeteorProcess:
         check_lengths(candidates, references)
 
         def talk(process: subprocess.Popen, fresh: bool):
-            stats = []
+            stats: list[str] = []
             for candidate, refs in zip(candidates, references):
                 patience = self.timeout + (self.startup_timeout if fresh and not stats else 0.0)
                 stats += self._ask(process, " ||| ".join(("SCORE", *refs, candidate)), 1, patience=patience)

@@ -99,6 +99,24 @@ def bleu_from_counts(correct: list[int], guess: list[int], test_len: int, ref_le
     return scores
 
 
+def bleu_unsmoothed(statistics, order: int) -> float:
+    """BLEU-``order`` of one caption without the toolkit's epsilons, as NLTK's ``sentence_bleu`` gives it with
+    no smoothing: 0 as soon as one n-gram precision up to ``order`` is 0 (so most short captions get BLEU-4 = 0).
+
+    >>> round(bleu_unsmoothed(bleu_statistics(["a dog runs"], [["a dog runs fast"]])[0], 2), 4)
+    0.7165
+    >>> bleu_unsmoothed(bleu_statistics(["a dog runs"], [["a cat runs"]])[0], 2)
+    0.0
+    """
+    n = (len(statistics) - 2) // 2
+    test_len, ref_len = statistics[0], statistics[1]
+    guess, correct = statistics[2:2 + n], statistics[2 + n:2 + 2 * n]
+    if min(correct[:order]) == 0:
+        return 0.0
+    score = math.exp(sum(math.log(correct[k] / guess[k]) for k in range(order)) / order)
+    return score * math.exp(1 - ref_len / test_len) if test_len < ref_len else score
+
+
 # --------------------------------------------------------------------------- ROUGE-L
 
 def lcs_length(a: list[str], b: list[str]) -> int:

@@ -11,9 +11,14 @@ A scorer holds its options (validated when it is built) and its models (loaded o
 
 A scorer whose per-caption scores depend on the whole call (``corpus_dependent``: CIDEr-D's document
 frequencies, BERT-TBR's IDF) also splits into two steps, so that shards of a corpus can be scored
-apart and still give the numbers of the whole: ``corpus_statistics(predictions, references)`` counts
-statistics that add up over shards (``merge``), and ``with_statistics(merged)`` is a copy that scores
-with those fixed statistics. Its own ``score`` runs the same two steps over the call's captions.
+apart and still give the numbers of the whole: ``count_document_frequencies(predictions, references)``
+counts document frequencies that add up over shards (``DocumentFrequencies.merge``), and
+``with_document_frequencies(merged)`` is a copy that scores with those fixed frequencies. Its own ``score``
+runs the same two steps over the call's captions.
+
+A scorer's corpus values follow from its parts by one rule (``merge``): the mean of the per-caption values
+(``"mean"``), or, from per-caption *sufficient statistics* (``Scores.sufficient_statistics``), their sum
+(``"sum"``: BLEU's n-gram counts) or every caption's vector (``"all"``: METEOR's aggregate).
 
 Inputs reach ``score`` already validated (:func:`capeval.inputs.check_inputs`): predictions are a
 non-empty list of strings, references one non-empty list of strings per prediction (or ``None`` for a
@@ -28,10 +33,12 @@ from __future__ import annotations
 
 import abc
 import copy
+import functools
 import inspect
 from typing import Any, ClassVar, Mapping, Sequence
 
 import capeval
+from capeval.declaration import MERGE_MEAN, OfflineRun, check_declared
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -42,9 +49,9 @@ class Scores(dict):
     corpus value is not a mean (BLEU from summed counts, METEOR's aggregate) pass it explicitly.
     ``details`` holds per-caption values that are not numbers (QACE's questions and answers), and
     ``inputs`` what the call's inputs were (e.g. which region features), for the hashcode.
-    ``statistics`` holds, for a scorer whose corpus value is not a mean, one vector per caption from which
-    the corpus values of any set of captions follow (:meth:`CaptionScorer.corpus_from_statistics`): BLEU's
-    n-gram counts, METEOR's match statistics.
+    ``sufficient_statistics`` holds, for a scorer whose corpus value is not a mean, one vector per caption from
+    which the corpus values of any set of captions follow (:meth:`CaptionScorer.corpus_from_sufficient_statistics`):
+    BLEU's n-gram counts, METEOR's match statistics.
 
     >>> s = Scores({"f1": [0.5, 1.0]}, corpus={"bleu": 0.3})
     >>> s["f1"], s.corpus
@@ -53,7 +60,7 @@ class Scores(dict):
 
     def __init__(self, columns: Mapping[str, Sequence[float]], *, corpus: Mapping[str, float] | None = None,
                  details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None,
-                 statistics: Sequence[Sequence[float]] | None = None):
+                 sufficient_statistics: Sequence[Sequence[float]] | None = None):
         super().__init__({name: [float(v) for v in values] for name, values in columns.items()})
         lengths = {len(values) for values in self.values()} | {len(values) for values in (details or {}).values()}
         if len(lengths) > 1:
@@ -64,36 +71,53 @@ class Scores(dict):
                 self.corpus[name] = sum(values) / len(values)
         self.details = {name: list(values) for name, values in (details or {}).items()}
         self.inputs = dict(inputs or {})
-        self.statistics = None if statistics is None else [[float(v) for v in row] for row in statistics]
+        self.sufficient_statistics = (None if sufficient_statistics is None
+                                      else [[float(v) for v in row] for row in sufficient_statistics])
 
 
-def library_versions() -> dict[str, str]:
-    """capeval's version and those of the libraries that shape model outputs."""
-    import numpy
-    import torch
-    import transformers
+def library_versions() -> dict[str, str | None]:
+    """capeval's version and those of the libraries that shape model outputs (read from the installed
+    distributions, so asking imports none of them)."""
+    import importlib.metadata
 
-    return {"capeval": capeval.__version__, "torch": torch.__version__, "transformers": transformers.__version__,
-            "numpy": numpy.__version__}
+    def version(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return {"capeval": capeval.__version__, **{name: version(name) for name in ("torch", "transformers", "numpy")}}
 
 
 class CaptionScorer(abc.ABC):
-    """Base class of every capeval scorer (see the module docstring for the protocol).
+    """Base class of every capeval scorer, and the one declaration of a metric (see the module docstring).
 
-    Subclasses set the class attributes below, validate their options in ``__init__`` (so a bad option
-    fails when the metric is loaded, not when it first scores), load models lazily, and implement
-    :meth:`score` and :meth:`options`.
+    A scorer class declares everything capeval knows about its metric: the class attributes below, and its
+    options as the keyword arguments of ``__init__``, each annotated with an :class:`Opt` (name, type,
+    default, valid values, one-line doc). The registry, option checks, hashcodes, the evaluate module's
+    features, the cards' option tables, the Spaces, the command line, the harness, the Trainer hook and the
+    Ray engine all read this declaration. ``__init__`` validates what ``Opt`` cannot say (so a bad option
+    fails when the metric is loaded, not when it first scores); models load lazily.
     """
 
+    #: The registry name: the metric's module folder in ``metrics/`` (e.g. ``"rouge"``).
+    metric: ClassVar[str]
+    #: The name people print (e.g. ``"ROUGE-L"``).
+    title: ClassVar[str]
     #: Result key of the corpus value in the evaluate module's output (e.g. ``"bleu"``, ``"rouge_l"``).
     name: ClassVar[str]
     #: Name used in the hashcode (e.g. ``"cider_d"``); defaults to :attr:`name`.
     hash_name: ClassVar[str | None] = None
     #: The column whose per-caption values are the metric's score (``scores`` in the module's output).
-    primary: ClassVar[str | None]
+    primary: ClassVar[str]
+    #: Every column any configuration may return (:meth:`columns` gives those of this configuration);
+    #: ``()`` means just :attr:`primary`.
+    column_names: ClassVar[tuple[str, ...]] = ()
     #: Whether ``score`` needs references, and whether it needs images or region features.
     needs_references: bool = True
     needs_images: bool = False
+    #: For a scorer that needs no references: whether it uses them when a call gives some (RefCLIP-S beside CLIP-S).
+    references_optional: ClassVar[bool] = False
     #: Whether a prediction's references may all be blank strings.
     blank_references_allowed: ClassVar[bool] = True
     #: Whether one caption's score depends on the other captions of the call (IDF from the corpus).
@@ -101,22 +125,45 @@ class CaptionScorer(abc.ABC):
     higher_is_better: ClassVar[bool] = True
     #: The closed range of the primary column, ``None`` for an unbounded end.
     value_range: ClassVar[tuple[float | None, float | None]] = (0.0, 1.0)
-    #: Whether the corpus value is the mean of the per-caption values. When it is not (BLEU's summed counts,
-    #: METEOR's aggregate), ``score`` returns ``Scores.statistics`` and :meth:`corpus_from_statistics` turns
-    #: the statistics of a set of captions into its corpus values, so an engine that scores shards (Ray)
-    #: reproduces them exactly.
-    corpus_is_mean: ClassVar[bool] = True
-    #: Whether the statistics add up: the corpus values of a set then follow from the element-wise sum of
-    #: its vectors (BLEU), and an engine may sum shards before :meth:`corpus_from_statistics`; otherwise it
-    #: passes every caption's vector (METEOR's aggregate is not a function of the sums).
-    statistics_add_up: ClassVar[bool] = True
+    #: How corpus values follow from parts: ``"mean"`` of the per-caption values; or, from each caption's
+    #: ``Scores.sufficient_statistics`` (:meth:`corpus_from_sufficient_statistics`), their element-wise
+    #: ``"sum"`` (BLEU: an engine may add shards up on the way) or ``"all"`` the vectors (METEOR's aggregate
+    #: is no function of the sums). An engine that scores shards (Ray) reproduces the corpus values exactly.
+    merge: ClassVar[str] = MERGE_MEAN
+    #: capeval's extras the metric needs beyond the core install (its Space's requirements).
+    extras: ClassVar[tuple[str, ...]] = ()
+    #: Debian packages the metric needs (its Space's ``packages.txt``), e.g. a Java runtime.
+    system_packages: ClassVar[tuple[str, ...]] = ()
+    #: Configurations that run with nothing to download, for demos, the suite Space and ``capeval score``.
+    offline_runs: ClassVar[tuple[OfflineRun, ...]] = ()
+    #: Fixed document frequencies to score with (see :meth:`with_document_frequencies`); ``None``: each call's.
+    document_frequencies: DocumentFrequencies | None = None
 
-    def corpus_from_statistics(self, statistics: Sequence[Sequence[float]]) -> dict[str, float]:
-        """The corpus values of the captions whose ``Scores.statistics`` vectors these are (for scorers with
-        ``corpus_is_mean = False``; when ``statistics_add_up``, their element-wise sums may stand in for them)."""
+    def __init_subclass__(cls, **kwargs: Any):
+        """Every scorer's ``__init__`` first checks its declared choices (:func:`capeval.declaration.check_declared`),
+        once per construction (not again along the ``super().__init__`` chain)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def checked_init(self, *args: Any, **options: Any) -> None:
+            if type(self).__init__ is checked_init:  # the class being built uses this __init__: not a super() call
+                check_declared(type(self), args, options)
+            init(self, *args, **options)
+
+        cls.__init__ = checked_init  # type: ignore[method-assign]
+
+    @classmethod
+    def all_columns(cls) -> tuple[str, ...]:
+        """Every column any configuration of this metric may return."""
+        return cls.column_names or (cls.primary,)
+
+    def corpus_from_sufficient_statistics(self, statistics: Sequence[Sequence[float]]) -> dict[str, float]:
+        """The corpus values of the captions whose ``Scores.sufficient_statistics`` vectors these are (for
+        scorers whose ``merge`` is not ``"mean"``; with ``"sum"``, element-wise sums may stand in for them)."""
         raise NotImplementedError(f"{type(self).__name__}'s corpus values are the means of its columns")
-    #: Fixed corpus statistics to score with (see :meth:`with_statistics`); ``None``: those of each call.
-    statistics: DocumentFrequencies | None = None
 
     @abc.abstractmethod
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
@@ -128,19 +175,19 @@ class CaptionScorer(abc.ABC):
         """The options that shape the scores, models named by :func:`capeval.models.model_id`."""
 
     def columns(self) -> tuple[str, ...]:
-        """The names of the columns ``score`` returns, in order."""
-        return (self.primary,)
+        """The names of the columns ``score`` returns for this configuration, in order."""
+        return self.all_columns()
 
-    def corpus_statistics(self, predictions: list[str], references: list[list[str]] | None = None) -> DocumentFrequencies | None:
-        """Statistics of these captions that add up over shards of a corpus, for a ``corpus_dependent``
-        scorer; ``None`` for a scorer whose captions score independently."""
+    def count_document_frequencies(self, predictions: list[str], references: list[list[str]] | None = None) -> DocumentFrequencies | None:
+        """Document frequencies of these captions, which add up over shards of a corpus, for a
+        ``corpus_dependent`` scorer; ``None`` for a scorer whose captions score independently."""
         return None
 
-    def with_statistics(self, statistics: DocumentFrequencies) -> "CaptionScorer":
-        """A copy of this scorer that scores every call with ``statistics`` (those of a whole corpus,
+    def with_document_frequencies(self, frequencies: DocumentFrequencies) -> "CaptionScorer":
+        """A copy of this scorer that scores every call with ``frequencies`` (those of a whole corpus,
         merged over its shards) in place of the call's own, so its captions score independently."""
         scorer = copy.copy(self)
-        scorer.statistics = statistics
+        scorer.document_frequencies = frequencies
         return scorer
 
     def provenance(self) -> dict[str, Any]:
@@ -187,11 +234,8 @@ def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     are added as floats, ``means`` holds the corpus values of the other columns, per-caption details
     (QACE's questions) keep their names, and ``hashcode`` says what produced the scores.
     """
-    primary = scorer.primary if scorer.primary in scores else None
-    result: dict[str, Any] = {}
-    if primary is not None:
-        result[scorer.name] = scores.corpus[primary]
-        result["scores"] = scores[primary]
+    primary = scorer.primary
+    result: dict[str, Any] = {scorer.name: scores.corpus[primary], "scores": scores[primary]}
     others = [name for name in scores if name != primary]
     result.update({name: scores[name] for name in scores if name != scorer.name})
     result.update({name: value for name, value in scores.corpus.items() if name not in scores and name != scorer.name})
@@ -200,9 +244,3 @@ def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     result.update(scores.details)
     result["hashcode"] = scorer.hashcode(scores)
     return result
-
-
-def main_column(scorer: CaptionScorer, scores: Scores) -> str:
-    """The column that is the metric's score: the primary one, or the first when a configuration leaves it
-    out (SMURF with ``components=["sparcs"]``)."""
-    return scorer.primary if scorer.primary in scores else next(iter(scores))

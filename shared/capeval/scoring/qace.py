@@ -27,7 +27,7 @@ import os
 import re
 import string
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Annotated, Any, Sequence
 
 import torch
 from transformers import T5ForConditionalGeneration
@@ -35,13 +35,16 @@ from transformers import T5ForConditionalGeneration
 from ..backbones.common import length_batches, pad_ids
 from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
                                    VisualT5Answerer, decode_like_demo, greedy_generate)
+from ..declaration import Opt
+from ..inputs import device_option, int_option, path_option
 from ..finite import require_finite
 from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
 from ..progress import progress
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
-from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import BERTScorer
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 VARIANTS = ("ref", "img")
@@ -289,40 +292,51 @@ class QaceScorer(CaptionScorer):
     True
     """
 
-    name = "qace"
-    primary = "qace"
+    metric, title = "qace", "QACE"
+    name = primary = "qace"
+    column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
+    extras = ("qace",)
 
-    def __init__(self, variant: str = "ref", *, spacy_model: str = DEFAULT_SPACY_MODEL, span_order: str = "sorted",
-                 qg_model: str = DEFAULT_QG_MODEL, qg_format: str = "demo", qa_model: str = DEFAULT_QA_MODEL,
-                 qa_format: str = "questeval", multi_ref: str = "max", visual_t5: str | os.PathLike = DEFAULT_CHECKPOINT,
-                 visual_t5_tokenizer: str = DEFAULT_TOKENIZER, visual_prompt: str = DEFAULT_PROMPT,
-                 bertscore_model: str = DEFAULT_BERTSCORE_MODEL, bertscore_layer: int | None = None,
-                 answerability: bool | None = None, extractor: RegionExtractor | None = None,
-                 feature_cache_dir: str | os.PathLike | None = None, device: str | torch.device | None = None):
-        for option, value, valid in (("variant", variant, VARIANTS), ("span_order", span_order, SPAN_ORDERS),
-                                     ("qg_format", qg_format, tuple(QG_FORMATS)), ("qa_format", qa_format, tuple(QA_FORMATS)),
-                                     ("multi_ref", multi_ref, MULTI_REF_MODES)):
-            if value not in valid:
-                raise ValueError(f"{option} must be one of {valid}, got {value!r}")
+    def __init__(self, variant: Annotated[str, Opt("answer the questions on the references (`ref`) or on the image with "
+                                                   "Visual-T5 (`img`)", choices=VARIANTS)] = "ref", *,
+                 spacy_model: Annotated[str, Opt("spaCy pipeline that finds the answer spans")] = DEFAULT_SPACY_MODEL,
+                 span_order: Annotated[str, Opt("the order in which spans ask their questions", choices=SPAN_ORDERS)] = "sorted",
+                 qg_model: Annotated[str, Opt("hub id or folder of the T5 question generator")] = DEFAULT_QG_MODEL,
+                 qg_format: Annotated[str, Opt("the question generator's prompt: the QACE demo's or QuestEval's",
+                                               choices=tuple(QG_FORMATS))] = "demo",
+                 qa_model: Annotated[str, Opt("hub id or folder of the T5 answerer on references (Ref)")] = DEFAULT_QA_MODEL,
+                 qa_format: Annotated[str, Opt("the answerer's prompt: QuestEval's (can abstain) or the demo's (SQuAD v1)",
+                                               choices=tuple(QA_FORMATS))] = "questeval",
+                 multi_ref: Annotated[str, Opt("how references combine (Ref): best (QuestEval's), mean, or one context of "
+                                               "them all joined", choices=MULTI_REF_MODES)] = "max",
+                 visual_t5: Annotated[str | os.PathLike, Opt("folder, `.zip` or URL of the Visual-T5 answerer (Img)")] = DEFAULT_CHECKPOINT,
+                 visual_t5_tokenizer: Annotated[str, Opt("hub id or folder of Visual-T5's tokenizer")] = DEFAULT_TOKENIZER,
+                 visual_prompt: Annotated[str, Opt("the text before each question given to Visual-T5")] = DEFAULT_PROMPT,
+                 bertscore_model: Annotated[str, Opt("hub id or folder of the encoder comparing answers by BERTScore (no IDF)")]
+                 = DEFAULT_BERTSCORE_MODEL,
+                 bertscore_layer: Annotated[int | None, Opt("hidden layer of bertscore_model; None: 9 for bert-base-multilingual-cased, "
+                                                            "else the last")] = None,
+                 answerability: Annotated[bool | None, Opt("include answerability in QACE; None: yes for Visual-T5 and for "
+                                                           "answerers that can abstain", choices=(None, True, False))] = None,
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
         if not isinstance(visual_prompt, str):
             raise ValueError(f"visual_prompt must be a string, got {type(visual_prompt).__name__}")
-        if answerability not in (None, True, False):
-            raise ValueError(f"answerability must be None (automatic), True or False, got {answerability!r}")
-        if bertscore_layer is not None and (not isinstance(bertscore_layer, int) or bertscore_layer < 0):
-            raise ValueError(f"bertscore_layer must be a non-negative int or None, got {bertscore_layer!r}")
         self.variant = variant
         self.needs_references = variant == "ref"
         self.needs_images = variant == "img"
         self.spans = SpanExtractor(spacy_model, order=span_order)
-        self.qg_model, self.qg_format = str(qg_model), qg_format
-        self.qa_model, self.qa_format, self.multi_ref = str(qa_model), qa_format, multi_ref
-        self.visual_t5, self.visual_t5_tokenizer, self.visual_prompt = os.fspath(visual_t5), str(visual_t5_tokenizer), visual_prompt
-        self.bertscore_model = str(bertscore_model)
-        self.bertscore_layer = bertscore_layer if bertscore_layer is not None else DEFAULT_BERTSCORE_LAYERS.get(self.bertscore_model)
+        self.qg_model, self.qg_format = path_option("qg_model", qg_model), qg_format
+        self.qa_model, self.qa_format, self.multi_ref = path_option("qa_model", qa_model), qa_format, multi_ref
+        self.visual_t5, self.visual_prompt = path_option("visual_t5", visual_t5), visual_prompt
+        self.visual_t5_tokenizer = path_option("visual_t5_tokenizer", visual_t5_tokenizer)
+        self.bertscore_model = path_option("bertscore_model", bertscore_model)
+        self.bertscore_layer = int_option("bertscore_layer", bertscore_layer, minimum=0, optional=True)
+        if self.bertscore_layer is None:
+            self.bertscore_layer = DEFAULT_BERTSCORE_LAYERS.get(self.bertscore_model)
         self.answerability = answerability if answerability is not None else (variant == "img" or QA_FORMATS[qa_format].abstains)
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device)
+        self.device = resolve_device(device_option("device", device))
 
     def options(self) -> dict[str, Any]:
         answering = ({"qa_model": model_id(self.qa_model), "qa_format": self.qa_format, "multi_ref": self.multi_ref}

@@ -22,18 +22,20 @@ from __future__ import annotations
 import math
 import string
 from functools import lru_cache
-from typing import Mapping, Sequence
+from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches
-from ..inputs import bool_option, choice_option, device_option, path_option
+from ..declaration import OfflineRun, Opt
+from ..inputs import bool_option, device_option, path_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.tokenize import check_word_tokenizer, smurf_preprocess, word_tokenize
+from .options import Device
 from .protocol import CaptionScorer, Scores
 
 COMPONENTS = ("sparcs", "spurts", "mima")
@@ -218,7 +220,7 @@ def information_flows(
     flows = [0.0] * len(id_lists)
     batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
     # One batch at a time: each sentence's attentions are reduced to its flow before the next batch runs.
-    for indices in progress(batches, desc=f"attention flow of {encoder.name_or_path}", show=show_progress):
+    for indices in progress(batches, desc=f"attention flow of {model_id(encoder.name_or_path)}", show=show_progress):
         ids = [id_lists[i] for i in indices]
         masks = [[int(t != pad) for t in seq] for seq in ids]
         encoded = encoder.forward_ids(ids, attention_masks=masks, batch_size=batch_size, return_hidden=False, show_progress=False)
@@ -226,7 +228,7 @@ def information_flows(
         for position, seq in enumerate(encoded):
             by_length.setdefault(len(seq.ids), []).append(position)
         for positions in by_length.values():
-            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))
+            values = information_flow(torch.stack([encoded[p].attentions for p in positions]))  # type: ignore[misc]  # asked for attentions
             for p, value in zip(positions, values.tolist()):
                 flows[indices[p]] = value
     return flows
@@ -305,7 +307,8 @@ class SmurfScorer(CaptionScorer):
         fusion: ``"code"`` (default) or ``"paper"``.
         preprocess: apply SMURF's preprocessing (:func:`capeval.text.tokenize.smurf_preprocess`) to
             candidates and references first (default True, as the released example does).
-        spurts_model / mima_model: hub ids or local folders of the attention models (loaded on first use).
+        spurts_model: hub id or local folder of SPURTS' attention model (loaded on first use).
+        mima_model: hub id or local folder of MIMA's attention model (loaded on first use).
         device: ``None`` = CUDA when available.
 
     Example (all-MiniLM-L6-v2 standing in for both attention models):
@@ -320,29 +323,38 @@ class SmurfScorer(CaptionScorer):
         (0.0, 0.0, 0.0)
     """
 
-    name = primary = "smurf"
+    metric, title = "smurf", "SMURF"
+    name = primary = hash_name = "smurf"
+    column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
+                    "style_reward", "grammar_penalty")
     value_range = (None, None)
+    offline_runs = (OfflineRun("SPARCS", {"components": ["sparcs"]},
+                               "SMURF's semantic part; SPURTS/MIMA need distilroberta-base/distilbert-base-uncased", column="sparcs"),)
 
     def __init__(
         self,
-        components: Sequence[str] = COMPONENTS,
+        components: Annotated[Sequence[str], Opt("which of `sparcs`, `spurts`, `mima` to compute; SMURF needs all three, "
+                                                 "SPARCS alone loads no model")] = COMPONENTS,
         *,
-        fusion: str = "code",
-        preprocess: bool = True,
-        spurts_model: str = DEFAULT_SPURTS_MODEL,
-        mima_model: str = DEFAULT_MIMA_MODEL,
-        device: str | torch.device | None = None,
+        fusion: Annotated[str, Opt("how the parts fuse: `code` (the released code, the published numbers) or `paper` (Eq. 12)",
+                                   choices=FUSIONS)] = "code",
+        preprocess: Annotated[bool, Opt("apply SMURF's preprocessing to candidates and references first, as released")] = True,
+        spurts_model: Annotated[str, Opt("hub id or local folder of SPURTS's attention model")] = DEFAULT_SPURTS_MODEL,
+        mima_model: Annotated[str, Opt("hub id or local folder of MIMA's attention model")] = DEFAULT_MIMA_MODEL,
+        device: Device = None,
     ):
         components = [components] if isinstance(components, str) else list(components)
         unknown = sorted(set(components) - set(COMPONENTS))
         if unknown or not components or len(set(components)) != len(components):
             raise ValueError(f"components must be distinct names from {COMPONENTS}, got {list(components)}")
         self.components = tuple(c for c in COMPONENTS if c in components)
+        # Without all three there is no SMURF: the first component computed is the configuration's score.
+        self.name = self.primary = "smurf" if self.fused else self.components[0]  # type: ignore[misc]  # per configuration
         self.needs_references = "sparcs" in self.components
         self.preprocess = bool_option("preprocess", preprocess)
         self.spurts_model = path_option("spurts_model", spurts_model)
         self.mima_model = path_option("mima_model", mima_model)
-        self.fusion = choice_option("fusion", fusion, FUSIONS)
+        self.fusion = fusion
         self.device = device_option("device", device)
 
     @property
@@ -395,7 +407,7 @@ class SmurfScorer(CaptionScorer):
         return Scores(out)
 
     def options(self) -> dict:
-        parts = {"components": "+".join(self.components)}
+        parts: dict[str, str | bool] = {"components": "+".join(self.components)}
         if "spurts" in self.components:
             parts["spurts"] = model_id(self.spurts_model)
         if "mima" in self.components:

@@ -16,19 +16,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Annotated, Any, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.uniter import load_uniter_scorer
+from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatureError, RegionFeatures
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
@@ -39,7 +41,7 @@ DEFAULT_TOKENIZER = "bert-base-cased"
 #: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.
 CONF_THRESHOLD, MIN_BOXES, MAX_BOXES = 0.2, 10, 100
 #: Captions per forward pass: the released scorer's 128 on GPU; on CPU large batches are slower
-#: (attention matrices fall out of cache), and 16 was fastest in benchmarks/bench_umic.py.
+#: (attention matrices fall out of cache), and 16 was fastest in speed/bench_umic.py.
 #: Results do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 128, 16
 
@@ -109,13 +111,17 @@ class UmicScorer(CaptionScorer):
     call passes no ``region_features`` (an approximation of the BUTD features UMIC was trained on).
     """
 
+    metric, title = "umic", "UMIC"
     name = primary = "umic"
     needs_references = False
     needs_images = True
 
-    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *, lowercase: bool = True,
-                 num_attention_heads: int | None = None, extractor: RegionExtractor | None = None,
-                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
+    def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of the fine-tuned UNITER `umic.pt` (downloaded once "
+                                                      "into the capeval cache)")] = DEFAULT_CHECKPOINT,
+                 tokenizer: Annotated[str, Opt("hub id or folder of the cased BERT vocabulary")] = DEFAULT_TOKENIZER, *,
+                 lowercase: Annotated[bool, Opt("lower-case captions first, as the benchmark captions were")] = True,
+                 num_attention_heads: Annotated[int | None, Opt("the checkpoint's attention heads; None: hidden size / 64")] = None,
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
         self.checkpoint = path_option("checkpoint", checkpoint)
         self.tokenizer_name = path_option("tokenizer", tokenizer)
         self.lowercase = bool_option("lowercase", lowercase)

@@ -29,21 +29,23 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Annotated, Any, Iterable, Sequence
 
 import numpy as np
 import torch
 
 from ..backbones.common import length_batches, pad_ids, pad_rows
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
+from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import device_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
-from ..vision.extractors import RegionExtractor, check_extractor, regions_for
+from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import match_one_candidate
 from .matching import normalize_rows
+from .options import Device, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
@@ -59,7 +61,7 @@ MAX_LEN = 37
 RETRIEVAL_COCO_TASK = 7
 MODES = ("code", "clean")
 #: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU, where throughput hardly
-#: depends on it (benchmarks/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
+#: depends on it (speed/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 64, 16
 
 
@@ -148,7 +150,8 @@ def match_references(candidate: np.ndarray, candidate_rows: ScoredRows, referenc
     return average_over_references(p, r, f)
 
 
-def average_over_references(precision: Sequence[float], recall: Sequence[float], f1: Sequence[float]) -> tuple[float, float, float]:
+def average_over_references(precision: Sequence[float] | np.ndarray, recall: Sequence[float] | np.ndarray,
+                            f1: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     """The mean P, R and F over references; F is averaged, not recomputed from the mean P and R.
 
     >>> [round(v, 4) for v in average_over_references([0.9, 0.5], [0.7, 0.9], [0.7875, 0.6429])]
@@ -188,16 +191,22 @@ class VilbertScoreScorer(CaptionScorer):
     ValueError: layer must be a co-attention block in 1..6 (this config has 6 blocks), got 7
     """
 
+    metric, title = "vilbertscore", "ViLBERTScore"
     name = "vilbertscore"
     primary = "f1"
+    column_names = ("precision", "recall", "f1")
     needs_images = True
     value_range = (-1.0, 1.0)
 
-    def __init__(self, checkpoint: str = MULTI_TASK_CHECKPOINT, *, config: str | None = None, tokenizer: str = DEFAULT_TOKENIZER,
-                 layer: int | None = None, mode: str = "code", extractor: RegionExtractor | None = None,
-                 feature_cache_dir: str | None = None, device: str | torch.device | None = None):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+    def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of a vilbert-multi-task `.bin` (downloaded once into "
+                                                      "the capeval cache)")] = MULTI_TASK_CHECKPOINT, *,
+                 config: Annotated[str | None, Opt("architecture JSON of the checkpoint; None: bert_base_6layer_6conect")] = None,
+                 tokenizer: Annotated[str, Opt("hub id or folder of an uncased WordPiece vocabulary")] = DEFAULT_TOKENIZER,
+                 layer: Annotated[int | None, Opt("the co-attention block whose text output is matched; None: the last, as "
+                                                  "released")] = None,
+                 mode: Annotated[str, Opt("`code` (the released scorer) or `clean` (plain BERTScore on the same states, not "
+                                          "comparable with the paper)", choices=MODES)] = "code",
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
         try:
             architecture = read_vilbert_config(config)
         except ValueError as error:

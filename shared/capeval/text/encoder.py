@@ -15,14 +15,15 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
 import torch
 
 from ..backbones.common import length_batches
 from ..finite import require_finite
 from ..inputs import int_option
-from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, resolve_device
+from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
@@ -84,7 +85,7 @@ class EncodingCache:
 
 def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
     for path in _LAYER_PATHS:
-        node = model
+        node: Any = model
         for name in path:
             node = getattr(node, name, None)
         if isinstance(node, torch.nn.ModuleList):
@@ -219,7 +220,7 @@ class TextEncoder:
         results: list[EncodedSequence | None] = [None] * len(id_lists)
         batches = length_batches(range(len(id_lists)), batch_size, lambda i: len(id_lists[i]))
         with torch.inference_mode():
-            for batch in progress(batches, desc=f"encoding with {self.name_or_path}", show=show_progress):
+            for batch in progress(batches, desc=f"encoding with {model_id(self.name_or_path)}", show=show_progress):
                 width = len(id_lists[batch[0]])
                 ids = torch.full((len(batch), width), self.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
@@ -271,7 +272,7 @@ class TextEncoder:
         for sentence, seq in zip(new, encoded):
             by_sentence[sentence] = seq
             self.cache.put(sentence, seq)
-        return [by_sentence[s] for s in sentences]
+        return [by_sentence[s] for s in sentences]  # type: ignore[misc]  # every sentence is encoded by now
 
     def idf_weights(self, sentences: Sequence[str]) -> IdfWeights:
         """IDF of every token id over ``sentences`` as documents (each tokenized with special tokens)."""

@@ -7,14 +7,22 @@ lowercasing happens first, bracket tokens come out as ``-lrb-``/``-rrb-`` and ar
 the tokenizer's output without Java; ``backend="java"`` runs the jar (from pycocoevalcap, or
 ``$CAPEVAL_CORENLP_JAR``) for exact parity on arbitrary text.
 
-The jar's rewriting of unusual text is reproduced and tested on thousands of varied strings: curly and
-angle quotes, dashes, the ellipsis, € and £, combining marks inside words, zero-width, control and format
-characters (they separate tokens), characters beyond the Basic Multilingual Plane such as emoji (dropped),
-simple HTML tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences
-remain on rarer text: a combining mark after a digit or inside a hyphenated or slashed word (the jar splits
-there), a soft hyphen inside "cannot"/"gonna" (the jar keeps the word whole), "'n'" and "’n’", "'tis", a
-"www." address with a path, HTML tags with attributes, and other symbols the jar drops (₹); use
-``tokenizer="ptb-java"`` where such text matters.
+The port follows the jar's lexer rules: abbreviations and acronyms that keep their period ("mr.", "u.s.", a single
+letter: "b."), matched as the lexer matches them (mostly without regard to case; "Mass." but not "mass."), and the
+look across the line break that makes "Wii U." end in "u" before a line starting "A " (so a caption can depend on
+the next: :func:`ptb_tokenize` tokenizes a list as the jar tokenizes it, one caption a line); contractions in any
+case ("ISN'T" is "is n't"), words with apostrophes the lexer keeps whole ("o'clock", "rock 'n' roll", "'90s"), the
+entities "&lt;"/"&gt;" (never a tag). It equals the jar on every caption of Flickr8k, PASCAL-50S (all 50
+references), Composite, THumB, CapEval1k, the Karpathy-test caption sets and the reformulations data set (tested
+against the jar's output stored with the tests) and on thousands of varied strings: curly and angle quotes, dashes,
+the ellipsis, € and £, combining marks inside words, zero-width, control and format characters (they separate
+tokens), characters beyond the Basic Multilingual Plane such as emoji and variation selectors (dropped), simple HTML
+tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences remain on rarer text:
+words glued together without a space where the lexer's longest match decides ("isn'tdog"), a combining mark after a
+digit or inside a hyphenated or slashed word (the jar splits there), a soft hyphen inside "cannot"/"gonna" (the jar
+keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), and
+the direction of quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such
+text matters.
 """
 
 from __future__ import annotations
@@ -31,18 +39,43 @@ from pathlib import Path
 COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
                               ".", "?", "!", ",", ":", "-", "--", "...", ";"])
 
-# Words that keep their final period in CoreNLP's lexer (the ones that occur in caption data).
-ABBREVIATIONS = frozenset("""
-mr mrs ms dr st jr sr prof mt ft vs etc inc co corp ltd no bros jan feb mar apr jun jul aug sep sept oct nov dec
-ave blvd rd gen gov sen rep col lt sgt capt cmdr adm messrs
+# CoreNLP's lexer keeps the final period of an abbreviation or acronym in the token ("u.s.", "mr.", "b."); other
+# words lose it to a "." token. It matches these abbreviations without regard to case, and after the first group
+# it also ends the sentence (adds a ".") where the text ends or a space and then a space, a capital or a tag follow.
+SENTENCE_FINAL_ABBREVIATIONS = frozenset("""
+jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thurs fri
+ala ariz calif colo conn ct dak fla ga ind kan kans ky md mich minn mo mont neb nev okla penn tenn va vt wis wisc wyo
+inc co cos corp pty pte ptys ptes ppty ppte pptys pptes ltd plc rt bancorp bhd assn univ intl sys
+tel est ext sq jr sr bros ed.d ph.d blvd rd esq etc al seq bldg
 """.split())
-
+ABBREVIATIONS = frozenset("""
+mr mrs ms dr drs prof profs sen sens rep reps atty attys lt col gen messrs gov govs adm rev maj sgt cpl pvt capt
+st ste ave pres lieut hon brig cmdr comdr pfc spc supt supts det mt ft adj adv asst assoc ens insp mlle mme msgr sfc
+vs alex wm jos cie cf treas ph invt elec natl mfg mtg dept
+""".split())
+# These need a capital first letter (the lexer matches that letter case-sensitively): "Mass." and "MASS." stay
+# whole, "mass." is a word and a period. "Miss." is a title: it keeps its period but ends no sentence.
+CAPITALIZED_SENTENCE_FINAL = frozenset("az ark del ill la mass ore pa tex wash".split())
+CAPITALIZED_ABBREVIATIONS = frozenset(["miss"])
+# These keep their period only before a number: "no. 5", "fig. 2".
+NUMBER_ABBREVIATIONS = frozenset("ca fig figs prop no nos art pp op".split())
+BEFORE_NUMBER = re.compile(r"\s?[0-9]")
+ACRONYM = re.compile(r"(?:[a-z]\.)+")
+# An acronym followed by a space, one of these words with a capital first letter and a space ends a sentence:
+# a one-letter one ("I. The") is then a letter and a period, a longer one keeps its period and adds a ".".
+SENTENCE_STARTERS = frozenset("""
+about according additionally after an a as at but earlier he her here however if in it last many more mr. ms. now once
+one other our she since so some such that the their then there these they this we when while what yet you
+""".split())
+HTML_TAG = r"</?[A-Za-z][A-Za-z0-9]*/?>"
+NEXT_WORD = re.compile(r"\s+(\S+)\s")
+SENTENCE_END = re.compile(r"\s*$|\s(?:\s|[A-Z<])")
 QUOTES = {'"': ("``", "''"), "'": ("`", "'")}
-SENTENCE_FINAL_ABBREVIATIONS = frozenset(["inc", "bros", "co", "corp", "ltd", "jr", "sr"])
 BRACKETS = {"(": "-lrb-", ")": "-rrb-", "{": "-lcb-", "}": "-rcb-", "[": "-lsb-", "]": "-rsb-"}
-ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&", "&lt;": "<", "&gt;": ">"}
+# "&lt;" and "&gt;" stay entities until tokenization: the lexer reads "&lt;b&gt;" as "<", "b", ">", never as a tag.
+ENTITIES = {"&apos;": "'", "&quot;": '"', "&amp;": "&"}
+ANGLE_ENTITIES = {"&lt;": "<", "&gt;": ">"}
 SPLIT_WORDS = {"cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"), "wanna": ("wan", "na")}
-ACRONYM = re.compile(r"^(?:[a-z]\.){2,}$")
 # CoreNLP 3.4.1 rewrites these while tokenizing: curly and angle quotes become ASCII quotes (so they are dropped as
 # punctuation, and the ’ of "don’t" is an apostrophe), dashes "--", the ellipsis "...", € and £ its $ and #; a soft
 # hyphen vanishes.
@@ -50,69 +83,130 @@ CORENLP_CHARACTERS = str.maketrans({"“": '"', "”": '"', "«": '"', "»": '"'
                                     "—": " -- ", "–": " -- ", "―": " -- ", "…": " ... ", "€": "$", "£": "#", "\u00ad": ""})
 _BMP = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF]
 # Control and format characters (zero-width spaces and joiners, direction marks) separate tokens in CoreNLP, and
-# characters beyond the Basic Multilingual Plane (emoji, math letters) are dropped: both become a space here.
+# characters beyond the Basic Multilingual Plane (emoji, math letters) and variation selectors (the U+FE0F of "❤️")
+# are dropped: all become a space here.
+VARIATION_SELECTORS = "\ufe00-\ufe0f"
 SEPARATORS = re.compile("[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c) in ("Cc", "Cf")
-                                      and not c.isspace() and c != "\u00ad") + "\U00010000-\U0010ffff]")
+                                      and not c.isspace() and c != "\u00ad")
+                        + VARIATION_SELECTORS + "\U00010000-\U0010ffff]")
 # Combining marks (a decomposed "é") stay inside their word.
-WORD_CHAR = r"(?:[^\W_]|[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c).startswith("M")) + "])"
-WORD = rf"{WORD_CHAR}+(?:[-./_]{WORD_CHAR}+)*"
+WORD_CHAR = r"(?:[^\W_]|[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c).startswith("M")
+                                     and not "\ufe00" <= c <= "\ufe0f") + "])"
+LETTER = rf"(?:(?![\d_]){WORD_CHAR})"
+# Words join across hyphens, slashes and underscores, and across a period when a letter follows ("scene.The").
+WORD = rf"{WORD_CHAR}+(?:[-/_]{WORD_CHAR}+|\.{LETTER}{WORD_CHAR}*)*"
+# Contractions are found without regard to case ("ISN'T", "UMBRELLA'S"), except where a longer word wins.
+CONTRACTION = r"(?i:n't|'s|'re|'ve|'ll|'d|'m)(?![A-Za-z])"
+# A word may start with a letter and an apostrophe: "o'clock", "O'Neil", "d'Angelo", "B'day" (not "o's", "d're":
+# where both rules match as much, the lexer prefers the contraction).
+NOT_A_CONTRACTION = r"(?!(?i:[smd]|re|ve|ll)(?![^\W_]))"
+ELIDED_START = rf"(?:[dDoOlL]|[A-HJ-XZn](?=.{LETTER}{LETTER}))'(?=[^\W_]{{2}}){NOT_A_CONTRACTION}"
+# Words with an apostrophe inside or in front that the lexer keeps whole: "Hawai'i", "'90s", "'em", "'til".
+APOSTROPHE_WORD = rf"""(?:{LETTER}+[aeiouyAEIOUY]'{NOT_A_CONTRACTION}[aeiouA-Z]{LETTER}*
+                       | (?i:'[2-9]0s|'em|'till?|'cause|'n'|'n(?=[ \t\n\r\u00a0]|$)|o'o(?![^\W_])))"""
+# Emoticons, when no letter or digit follows; their brackets become -lrb-/-rrb-.
+SMILEY = r"[<>]?[:;=][-o*']?[()DPdpO\\{@|\[\]](?![A-Za-z0-9])"
+# Three to five periods, or three with spaces between, are one "..." token.
+ELLIPSIS = r"\.{3,5}|\.(?:[ \u00a0]\.){2,4}"
 TOKEN = re.compile(rf"""
     (?i:-[lr][rcs]b-)                         # bracket tokens already escaped in the text
-  | </?[A-Za-z][A-Za-z0-9]*/?>                # simple HTML tags: <b>, </b>, <br/>
+  | &lt; | &gt;                              # "<" and ">" as entities
+  | {HTML_TAG}                                # simple HTML tags: <b>, </b>, <br/>
   | (?:https?|ftp)://[^\s()<>"]*[^\s()<>".,;:!?']   # URLs, without a final period or bracket
   | [^\W_](?:[\w.+-]*[^\W_])?@[^\W_]+(?:[.-][^\W_]+)*   # e-mail addresses
   | \#[^\W\d_]+ | @[^\W\d_]\w*              # hashtags (letters only) and handles
-  | [:;]-?[()]                                # emoticons
-  | \.\.\.+ | --+ | [?!]+                     # ellipsis, dashes, repeated ?/!
-  | (?:n't|'s|'re|'ve|'ll|'d|'m)(?![^\W_])    # contractions, attached or written apart
+  | {SMILEY}                                  # emoticons
+  | {ELLIPSIS} | --+ | [?!]+                  # ellipsis, dashes (three or four hyphens are "--"), repeated ?/!
+  | {CONTRACTION}                             # contractions, attached or written apart
+  | {APOSTROPHE_WORD}                         # rock 'n' roll, rock 'n roll (but 'No is a quote and a word)
+  | (?i:'t)(?=(?i:is|was))                    # 'tis and 'twas: 't and the verb
+  | (?i:y')(?={LETTER})                       # y'all
   | [0-9]+\ [0-9]+/[0-9]+                     # a mixed number, one token: 2 1/2 (joined by a no-break space)
-  | [0-9]+(?:[:,.][0-9]+)+                    # numbers and times: 1,000  3.5  12:30
+  | [A-Za-z0-9][A-Za-z0-9.,]*(?:-[A-Za-z0-9]+)+\.?   # hyphenated, numbers included: 2.5-inch
+  | [0-9]*(?:[:,.][0-9]+)+                    # numbers and times: 1,000  3.5  12:30  .5
+  | [-+](?:[0-9]+(?:[:,.][0-9]+)*|(?:[:,.][0-9]+)+)   # signed numbers: -5, -1,000
   | [A-Z]+&[A-Z]+                             # AT&T
-  | [^\W_]+(?=n't(?![^\W_]))                 # the word before n't
-  | {WORD}(?:\.(?!\.))?                       # words, hyphenated and dotted words, a final period (not an ellipsis)
+  | [^\W_]+(?=(?i:n't)(?![A-Za-z]))           # the word before n't
+  | {ELIDED_START}{WORD}\.?                  # o'clock, O'Neil
+  | [lLdDjJ]'{NOT_A_CONTRACTION}              # l', d' before a word too short for the rule above
+  | {WORD}\.?                                 # words, hyphenated and dotted words, a final period
   | [^\s\ufffd]                               # any other single character (U+FFFD is dropped)
 """, re.VERBOSE)
 
 
-def ptb_tokens(sentence: str) -> list[str]:
-    """CoreNLP-3.4.1-style lowercased PTB tokens of one line (punctuation not yet removed)."""
+def word_with_period(word: str, following: str) -> tuple[str, bool]:
+    """The token CoreNLP's lexer makes of a word written with a final period, given the text that follows it, and
+    whether it gives the period back to be read again (as a "." token, or the start of a number: "v1.2")."""
+    lowered, stem = word.lower(), word[:-1].lower()
+    capitalized = word[0].isupper()
+    if following[:1] in (",", ";", ":"):  # the lexer keeps the period of any word before these
+        return lowered, False
+    if ACRONYM.fullmatch(lowered):
+        starter = NEXT_WORD.match(following)
+        if starter and (re.fullmatch(HTML_TAG, starter.group(1)) or starter.group(1)[0].isupper()
+                        and starter.group(1).lower() in SENTENCE_STARTERS):
+            return (stem if len(word) == 2 else lowered), True
+        return lowered, False
+    if stem in SENTENCE_FINAL_ABBREVIATIONS or (capitalized and stem in CAPITALIZED_SENTENCE_FINAL):
+        return lowered, bool(SENTENCE_END.match(following))
+    if (stem in ABBREVIATIONS or (capitalized and stem in CAPITALIZED_ABBREVIATIONS)
+            or (stem in NUMBER_ABBREVIATIONS and BEFORE_NUMBER.match(following))):
+        return lowered, False
+    return stem, True
+
+
+def ptb_tokens(sentence: str, following: str = "") -> list[str]:
+    """CoreNLP-3.4.1-style lowercased PTB tokens of one line (punctuation not yet removed).
+
+    ``following`` is the tokenizer's input after the line, from its line break on (empty: the input ends here). The
+    lexer looks across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line
+    that starts with "A " or "The ", as most captions do.
+    """
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
     sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
     tokens: list[str] = []
-    for match in TOKEN.finditer(sentence):
-        token = match.group().lower().replace(" ", "\u00a0")
+    position = 0
+    while match := TOKEN.search(sentence, position):
+        token, position = match.group().lower().replace(" ", "\u00a0"), match.end()
         if token in BRACKETS:
             tokens.append(BRACKETS[token])
-        elif token[0] in ":;" and len(token) > 1:
-            tokens.append(token[:-1] + BRACKETS[token[-1]])
+        elif re.fullmatch(SMILEY, match.group()):
+            tokens.append(token.replace("(", "-lrb-").replace(")", "-rrb-"))
+        elif re.fullmatch(ELLIPSIS, token):
+            tokens.append("...")
+        elif token in ("---", "----"):
+            tokens.append("--")
         elif token in QUOTES:
             # An opening quote follows a space (or the line start) and touches the next word.
             start, end = match.span()
             opening = ((start == 0 or sentence[start - 1].isspace()) and end < len(sentence)
                        and not sentence[end].isspace())
             tokens.append(QUOTES[token][0 if opening else 1])
+        elif token in ANGLE_ENTITIES:
+            tokens.append(ANGLE_ENTITIES[token])
         elif token.endswith(".") and len(token) > 1 and token[0].isalnum():
-            stem = token[:-1]
-            if stem in ABBREVIATIONS or ACRONYM.match(token):
-                tokens.append(token)
-                if match.end() == len(sentence.rstrip()) and (stem in SENTENCE_FINAL_ABBREVIATIONS or ACRONYM.match(token)):
-                    tokens.append(".")  # CoreNLP also ends the sentence after these
-            else:
-                tokens += [*SPLIT_WORDS.get(stem, (stem,)), "."]
+            token, gives_back_period = word_with_period(match.group(), sentence[position:] + following)
+            tokens += SPLIT_WORDS.get(token, (token,))
+            position -= gives_back_period
         else:
             tokens += SPLIT_WORDS.get(token, (token,))
     return tokens
 
 
-def coco_tokenize(sentence: str) -> str:
+def coco_tokenize(sentence: str, following: str = "") -> str:
     """One caption as pycocoevalcap's PTBTokenizer returns it: lowercased PTB tokens joined by spaces,
-    punctuation removed.
+    punctuation removed. ``following``: the tokenizer's input after the caption, as in :func:`ptb_tokens`.
 
     >>> coco_tokenize("A man (in a red shirt) isn't riding the dog's bike.")
     "a man -lrb- in a red shirt -rrb- is n't riding the dog 's bike"
     """
-    return " ".join(t for t in ptb_tokens(sentence.replace("\n", " ")) if t not in COCO_PUNCTUATION)
+    return " ".join(t for t in ptb_tokens(one_line(sentence), following) if t not in COCO_PUNCTUATION)
+
+
+def one_line(sentence: str) -> str:
+    """The caption as one line of the tokenizer's input: every line break Java knows (U+2028, \\r, ...) a space."""
+    return " ".join(sentence.splitlines())
 
 
 def corenlp_jar() -> Path:
@@ -129,12 +223,13 @@ def corenlp_jar() -> Path:
 
 def java_tokenize(sentences: list[str]) -> list[str]:
     """pycocoevalcap's exact output, from one run of the CoreNLP jar (needs ``java`` on PATH)."""
+    if not sentences:
+        return []
     if shutil.which("java") is None:
         raise RuntimeError("the Java PTB tokenizer needs a Java runtime (java on PATH); use backend='python'")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "captions.txt"
-        # Every line break Java knows (U+2028, \\r, ...) becomes a space: one caption, one line.
-        path.write_text("\n".join(" ".join(s.splitlines()) for s in sentences), encoding="utf-8")
+        path.write_text("\n".join(map(one_line, sentences)), encoding="utf-8")
         command = ["java", "-cp", str(corenlp_jar()), "edu.stanford.nlp.process.PTBTokenizer",
                    "-preserveLines", "-lowerCase", str(path)]
         lines = subprocess.run(command, capture_output=True, check=True).stdout.decode("utf-8").split("\n")
@@ -142,9 +237,16 @@ def java_tokenize(sentences: list[str]) -> list[str]:
 
 
 def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
-    """COCO-toolkit tokenization of many captions; ``backend`` is ``"python"`` or ``"java"``."""
+    """COCO-toolkit tokenization of many captions, as the jar tokenizes them one per line of one input (a caption
+    can depend on the next one: see :func:`ptb_tokens`); ``backend`` is ``"python"`` or ``"java"``.
+
+    >>> ptb_tokenize(["A Nintendo Wii U.", "A TV."]), ptb_tokenize(["A Nintendo Wii U.", "Two TVs."])
+    (['a nintendo wii u', 'a tv'], ['a nintendo wii u.', 'two tvs'])
+    """
     if backend == "python":
-        return [coco_tokenize(s) for s in sentences]
+        lines = [one_line(s) for s in sentences]
+        # What follows a line, as far as the lexer looks: the next line and the line break after it.
+        return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
     if backend == "java":
         return java_tokenize(list(sentences))
     raise ValueError(f"backend must be 'python' or 'java', got {backend!r}")
@@ -160,7 +262,9 @@ def check_tokenizer(tokenizer: str) -> str:
 
 
 def tokenize_corpus(predictions: list[str], references: list[list[str]], tokenizer: str = "ptb") -> tuple[list[str], list[list[str]]]:
-    """Candidates and references as the COCO toolkit scores them; each distinct sentence is tokenized once.
+    """Candidates and references as the COCO toolkit scores them: like pycocoevalcap, the candidates and the
+    references are tokenized as two inputs, one caption a line in the order given (a caption can depend on the
+    next one, see :func:`ptb_tokens`).
 
     ``tokenizer``: ``"ptb"`` (pure Python, default), ``"ptb-java"`` (the CoreNLP jar) or ``"none"``
     (the text is used as given: already tokenized, space-separated).
@@ -170,6 +274,7 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
     """
     if check_tokenizer(tokenizer) == "none":
         return list(predictions), [list(refs) for refs in references]
-    distinct = list(dict.fromkeys([*predictions, *(r for refs in references for r in refs)]))
-    tokenized = dict(zip(distinct, ptb_tokenize(distinct, backend="java" if tokenizer == "ptb-java" else "python")))
-    return [tokenized[p] for p in predictions], [[tokenized[r] for r in refs] for refs in references]
+    backend = "java" if tokenizer == "ptb-java" else "python"
+    tokenized_references = iter(ptb_tokenize([r for refs in references for r in refs], backend=backend))
+    return (ptb_tokenize(list(predictions), backend=backend),
+            [[next(tokenized_references) for _ in refs] for refs in references])

@@ -32,7 +32,7 @@ def check_idf_source(idf: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _load(name: str) -> tuple[tuple[str, ...], ...]:
-    data = resources.files("capeval").joinpath("resources", REFERENCE_CORPORA[name]).read_bytes()
+    data = resources.files("capeval").joinpath("resources").joinpath(REFERENCE_CORPORA[name]).read_bytes()
     return tuple(tuple(refs) for refs in json.loads(gzip.decompress(data))["references"])
 
 

@@ -20,7 +20,7 @@ def stopword_list(name: str) -> tuple[str, ...]:
     """
     if name not in _FILES:
         raise ValueError(f"unknown stop-word list {name!r}; choose one of {sorted(_FILES)}")
-    text = resources.files("capeval").joinpath("resources", _FILES[name]).read_text(encoding="utf-8")
+    text = resources.files("capeval").joinpath("resources").joinpath(_FILES[name]).read_text(encoding="utf-8")
     return tuple(line.strip() for line in text.splitlines())
 
 

