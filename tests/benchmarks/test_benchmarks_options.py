@@ -69,3 +69,11 @@ def test_run_benchmark_passes_seed_and_level_to_its_intervals():
         assert other_level[row_set][1] >= low and other_level[row_set][2] <= high
     assert any(other_seed[k][1:] != base[k][1:] for k in base)
     assert any(other_level[k][1:] != base[k][1:] for k in base)
+
+
+def test_three_strata_each_keep_their_size():
+    """With more than two strata a pool is one stratum, not the complement of one."""
+    groups = np.repeat(np.arange(10), 2)
+    strata = np.repeat(["a"] * 2 + ["b"] * 3 + ["c"] * 5, 2)
+    for rows in resamples(groups, 30, seed=5, strata=strata):
+        assert [int((strata[rows] == s).sum()) for s in "abc"] == [4, 6, 10]

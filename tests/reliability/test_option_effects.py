@@ -28,6 +28,7 @@ VILBERT = {"checkpoint": "fixture:multi_task_checkpoint", "config": "fixture:tin
 CASES = [
     ("bleu", "order", {}, 2),
     ("bleu", "tokenizer", {}, "none"),
+    ("bleu", "smoothing", {}, "none"),
     ("rouge", "tokenizer", {}, "none"),
     ("meteor", "tokenizer", {}, "none"),
     ("cider", "tokenizer", {}, "none"),
@@ -60,6 +61,10 @@ ELSEWHERE = {
     "extractor": "features from images: tests/vision/test_vision_extractors.py",
     "feature_cache_dir": "where extracted features are cached: tests/reliability/test_feature_cache.py",
     "qace": "its options with tiny T5s: tests/qace/test_qace_scorer.py and tests/qace/test_qace_branches.py",
+    "bertscore": "every option against the module: tests/test_bertscore_module.py",
+    "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
+    "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
+    "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
 }
 
 
