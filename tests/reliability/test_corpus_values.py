@@ -28,7 +28,8 @@ def test_summarize_over_blocks_gives_the_single_process_corpus_values(metric):
     rows = pa.table({"system": ["A", "B", "A"], "candidate": PREDICTIONS, "references": REFERENCES})
     whole = scorer.score(PREDICTIONS, REFERENCES)
     # CIDEr-D's document frequencies must be the whole call's, as the distributed first pass gives them.
-    scorer = scorer.with_statistics(scorer.corpus_statistics(PREDICTIONS, REFERENCES)) if scorer.corpus_dependent else scorer
+    scorer = (scorer.with_document_frequencies(scorer.count_document_frequencies(PREDICTIONS, REFERENCES))
+              if scorer.corpus_dependent else scorer)
     blocks = [score_batch(scorer, rows.slice(0, 1)), score_batch(scorer, rows.slice(1, 2))]
     assert (STATISTICS_COLUMN in blocks[0].column_names) == (metric == "bleu")
     summary = summarize(blocks, metric)
