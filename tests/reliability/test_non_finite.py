@@ -17,6 +17,7 @@ from capeval.scoring.vilbertscore import VilbertScoreScorer
 from capeval.vision.regions import RegionFeatures
 
 from qace.conftest import qace_options, tiny_qa, tiny_qg, tiny_visual_t5  # noqa: F401 - fixtures shared here
+from test_polos import polos_files  # noqa: F401 - the tiny Polos files, shared here
 from vilbert.conftest import (  # noqa: F401 - fixtures shared here
     random_vilbert_features, tiny_checkpoints, tiny_vilbert, tiny_vilbert_config_path, vilbert_tokenizer_dir)
 
@@ -108,3 +109,28 @@ def test_fp16_region_mean_is_taken_wide_enough_not_to_overflow(tiny_vilbert, ran
     assert features[0, :3].tolist() == [60000.0] * 3
     scores = tiny_vilbert().score(CAPTIONS, REFERENCES, region_features=[large] * 2)
     assert all(np.isfinite(scores[name]).all() for name in ("precision", "recall", "f1"))
+
+
+def test_clip_score_refuses_a_nan_checkpoint(tmp_path):
+    from PIL import Image
+
+    from capeval.backbones.clip import save_random_clip
+    from capeval.scoring.clip import ClipScoreScorer
+
+    model = nan_folder(save_random_clip(tmp_path / "clip"), tmp_path / "nan-clip", "text_projection.weight")
+    image = Image.new("RGB", (64, 48), (200, 40, 90))
+    with pytest.raises(NonFiniteError, match=f"^the CLIP features of 'a dog runs on the grass' from {model} hold NaN"):
+        ClipScoreScorer(model_name=model, device="cpu").score(CAPTIONS, REFERENCES, images=[image, image])
+
+
+def test_polos_refuses_a_nan_head(polos_files, tmp_path):
+    from capeval.scoring.polos import PolosScorer
+
+    checkpoint = shutil.copytree(Path(polos_files["checkpoint"]).parent, tmp_path / "nan-polos") / Path(polos_files["checkpoint"]).name
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    key = next(key for key in state["state_dict"] if key.startswith("ff.") and key.endswith("weight"))
+    state["state_dict"][key].view(-1)[0] = float("nan")
+    torch.save(state, checkpoint)
+    scorer = PolosScorer(str(checkpoint), clip_model=polos_files["clip"], device="cpu")
+    with pytest.raises(NonFiniteError, match=f"^the Polos head outputs of '.*' from {checkpoint} hold NaN"):
+        scorer.score(CAPTIONS, REFERENCES, images=polos_files["images"][:2])

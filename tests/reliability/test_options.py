@@ -40,6 +40,8 @@ def test_bert_tbr_options_fail_at_load(bert_tbr, options, message):
     ("bert_tbr", {"model_name": "/no/such/model", "layer": 6, "beta": 0.4}, ModelUnavailableError, "model_name='/no/such/model': no such"),
     ("cider", {"sigma": "6"}, ValueError, "sigma must be a positive number, got '6'"),
     ("cider", {"sigma": math.nan}, ValueError, "sigma must be a positive number"),
+    ("cider", {"sigma": 0}, ValueError, "sigma must be a positive number, got 0"),
+    ("cider", {"sigma": True}, ValueError, "sigma must be a positive number, got True"),
     ("bleu", {"order": True}, ValueError, r"order must be one of \(1, 2, 3, 4\), got True"),
     ("bleu", {"order": 5}, ValueError, r"order must be one of \(1, 2, 3, 4\)"),
     ("rouge", {"tokenizer": "spacy"}, ValueError, "tokenizer must be one of"),

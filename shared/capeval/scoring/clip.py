@@ -27,6 +27,7 @@ import numpy as np
 
 from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, load_clip_encoder
 from ..declaration import Opt
+from ..finite import require_finite
 from ..inputs import device_option, number_option, path_option
 from ..models import model_id, resolve_device
 from .options import Device
@@ -101,11 +102,15 @@ class ClipScoreScorer(CaptionScorer):
             raise ValueError(f"{self.title} scores captions against images: pass images=[...] (one per caption)")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         encoder = self.encoder()
-        image_features = unit_rows(encoder.image_features(images, mode=self.mode, batch_size=batch_size))
+        weights = getattr(self, "checkpoint", None) or self.model_name  # PAC-S's weights replace the model's
+        image_features = encoder.image_features(images, mode=self.mode, batch_size=batch_size)
+        require_finite(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
         texts = [self.prefix + caption for caption in predictions]
         if references is not None:
             texts += [self.prefix + reference for refs in references for reference in refs]
-        text_features = unit_rows(encoder.text_features(texts, mode=self.mode, batch_size=batch_size))
+        text_features = encoder.text_features(texts, mode=self.mode, batch_size=batch_size)
+        require_finite(text_features, items=lambda i: texts[i][len(self.prefix):], what="CLIP features", model=weights)
+        image_features, text_features = unit_rows(image_features), unit_rows(text_features)
         captions = text_features[: len(predictions)]
         image_scores = self.w * np.clip(np.sum(image_features * captions, axis=1), 0, None)
         columns = {self.primary: image_scores.tolist()}

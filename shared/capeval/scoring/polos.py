@@ -26,6 +26,7 @@ import torch
 from ..backbones.common import length_batches, pad_ids
 from ..backbones.polos import CLIP_PROMPT, RELEASED_CHECKPOINT, PolosModel, load_polos, polos_features
 from ..declaration import Opt
+from ..finite import require_finite
 from ..inputs import device_option, int_option, path_option
 from ..models import cached, model_id, resolve_device
 from ..progress import progress
@@ -209,6 +210,8 @@ class PolosScorer(CaptionScorer):
                                           image_features[[i for i, _ in chunk]],
                                           text_features[[row[predictions[i]] for i, _ in chunk]],
                                           text_features[[row[ref] for _, ref in chunk]])
-                for (i, _), value in zip(chunk, self.model.head(features.to(self.device)).cpu().tolist()):
+                values = self.model.head(features.to(self.device)).cpu()
+                require_finite(values, items=[predictions[i] for i, _ in chunk], what="Polos head outputs", model=self.checkpoint)
+                for (i, _), value in zip(chunk, values.tolist()):
                     best[i] = max(best[i], value)
         return Scores({"polos": best})

@@ -192,4 +192,5 @@ class UmicScorer(CaptionScorer):
         return Scores({"umic": [umic_from_logit(x) for x in logits]}, inputs={"features": f"{kinds}:{source}"})
 
     def options(self) -> dict[str, Any]:
-        return {"checkpoint": model_id(self.checkpoint), "tokenizer": model_id(self.tokenizer_name), "lowercase": self.lowercase}
+        heads = {} if self.num_attention_heads is None else {"num_attention_heads": self.num_attention_heads}
+        return {"checkpoint": model_id(self.checkpoint), "tokenizer": model_id(self.tokenizer_name), "lowercase": self.lowercase, **heads}

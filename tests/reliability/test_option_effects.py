@@ -1,0 +1,145 @@
+"""Every constructor option of every scorer changes what it computes and its hashcode: one case per option
+(a base configuration and one other value), and a check that no option of a registry scorer is left out."""
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+from capeval.registry import METRICS
+
+from vilbert.conftest import (  # noqa: F401 - fixtures shared here
+    random_vilbert_features, tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_dir)
+
+PREDICTIONS = ["A dog runs on the grass.", "two men ride horses in an arena", "a cat"]
+REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
+              ["two men riding horses", "men on horses in a rodeo arena", "riders in an arena"],
+              ["a cat sleeps on a sofa", "a small cat"]]
+
+#: (metric, option, base options, the option's other value); "fixture:<name>" values are the tests' tiny models.
+BERT_TBR = {"model_name": "fixture:minilm_path", "layer": 6, "beta": 0.4}
+SMURF = {"components": ["sparcs", "spurts", "mima"], "spurts_model": "fixture:tiny_roberta_path",
+         "mima_model": "fixture:tiny_distilbert_path", "device": "cpu"}
+UMIC = {"checkpoint": "fixture:tiny_umic_checkpoint", "tokenizer": "fixture:cased_tokenizer_dir", "num_attention_heads": 4,
+        "device": "cpu"}
+VILBERT = {"checkpoint": "fixture:multi_task_checkpoint", "config": "fixture:tiny_vilbert_config_path",
+           "tokenizer": "fixture:vilbert_tokenizer_dir", "device": "cpu"}
+CASES = [
+    ("bleu", "order", {}, 2),
+    ("bleu", "tokenizer", {}, "none"),
+    ("bleu", "smoothing", {}, "none"),
+    ("rouge", "tokenizer", {}, "none"),
+    ("meteor", "tokenizer", {}, "none"),
+    ("cider", "tokenizer", {}, "none"),
+    ("cider", "sigma", {}, 1.0),
+    ("cider", "idf", {}, "flickr8k"),
+    ("bert_tbr", "model_name", BERT_TBR, "fixture:tiny_bert_path"),
+    ("bert_tbr", "layer", BERT_TBR, 3),
+    ("bert_tbr", "beta", BERT_TBR, 0.8),
+    ("bert_tbr", "mode", BERT_TBR, "paper"),
+    ("bert_tbr", "idf", BERT_TBR, "flickr8k"),
+    ("bert_tbr", "idf_sentences", BERT_TBR, ["a dog runs", "a cat sleeps", "two men ride horses"]),
+    ("smurf", "components", SMURF, ["sparcs", "mima"]),
+    ("smurf", "fusion", SMURF, "paper"),
+    ("smurf", "preprocess", SMURF, False),
+    ("smurf", "spurts_model", SMURF, "fixture:tiny_distilbert_path"),
+    ("smurf", "mima_model", SMURF, "fixture:tiny_roberta_path"),
+    ("umic", "checkpoint", UMIC, "fixture:other_umic_checkpoint"),
+    ("umic", "lowercase", UMIC, False),
+    ("umic", "num_attention_heads", UMIC, 2),
+    ("umic", "tokenizer", UMIC, "fixture:cased_tokenizer_copy"),
+    ("vilbertscore", "checkpoint", VILBERT, "fixture:pretrained_checkpoint"),
+    ("vilbertscore", "config", VILBERT, "fixture:wider_co_attention_config"),
+    ("vilbertscore", "tokenizer", VILBERT, "fixture:vilbert_tokenizer_copy"),
+    ("vilbertscore", "layer", VILBERT, 1),
+    ("vilbertscore", "mode", VILBERT, "clean"),
+]
+#: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
+ELSEWHERE = {
+    "device": "the same numbers on every device by design (CUDA parity tests in tests/vilbert, tests/vision)",
+    "extractor": "features from images: tests/vision/test_vision_extractors.py",
+    "feature_cache_dir": "where extracted features are cached: tests/reliability/test_feature_cache.py",
+    "qace": "its options with tiny T5s: tests/qace/test_qace_scorer.py and tests/qace/test_qace_branches.py",
+    "bertscore": "every option against the module: tests/test_bertscore_module.py",
+    "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
+    "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
+    "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
+}
+
+
+@pytest.fixture(scope="module")
+def multi_task_checkpoint(tiny_checkpoints):
+    return tiny_checkpoints["multi_task"]
+
+
+@pytest.fixture(scope="module")
+def pretrained_checkpoint(tiny_checkpoints):
+    return tiny_checkpoints["pretrained"]
+
+
+@pytest.fixture(scope="module")
+def other_umic_checkpoint(tmp_path_factory, tiny_uniter_config):
+    from capeval.backbones.uniter import save_random_checkpoint
+
+    return save_random_checkpoint(tmp_path_factory.mktemp("other-umic") / "umic-tiny.pt", tiny_uniter_config, seed=5)
+
+
+def swapped_tokenizer(folder: str, target, *, lowercase: bool) -> str:
+    """The tokenizer in ``folder`` with the ids of "two" and "men" swapped (same size, other ids)."""
+    from transformers import AutoTokenizer, BertTokenizer
+
+    vocab = AutoTokenizer.from_pretrained(folder).get_vocab()
+    vocab["two"], vocab["men"] = vocab["men"], vocab["two"]
+    BertTokenizer(vocab=vocab, do_lower_case=lowercase, model_max_length=512).save_pretrained(target)
+    return str(target)
+
+
+@pytest.fixture(scope="module")
+def cased_tokenizer_copy(cased_tokenizer_dir, tmp_path_factory):
+    return swapped_tokenizer(cased_tokenizer_dir, tmp_path_factory.mktemp("cased-swapped"), lowercase=False)
+
+
+@pytest.fixture(scope="module")
+def vilbert_tokenizer_copy(vilbert_tokenizer_dir, tmp_path_factory):
+    return swapped_tokenizer(vilbert_tokenizer_dir, tmp_path_factory.mktemp("uncased-swapped"), lowercase=True)
+
+
+@pytest.fixture(scope="module")
+def wider_co_attention_config(tiny_vilbert_config_path, tmp_path_factory):
+    """The tiny config with its last co-attention block after the last text layer (another block layout)."""
+    values = json.loads(Path(tiny_vilbert_config_path).read_text())
+    values["t_biattention_id"] = [*values["t_biattention_id"][:-1], values["t_biattention_id"][-1] + 1] \
+        if values["t_biattention_id"][-1] + 1 < values["num_hidden_layers"] else [values["t_biattention_id"][0] - 1, *values["t_biattention_id"][1:]]
+    path = tmp_path_factory.mktemp("config") / "tiny_other.json"
+    path.write_text(json.dumps(values))
+    return str(path)
+
+
+def test_every_option_has_a_case():
+    covered = {(metric, option) for metric, option, _, _ in CASES}
+    for name, entry in METRICS.items():
+        if name in ELSEWHERE:
+            continue
+        options = [p for p in inspect.signature(entry.scorer_class().__init__).parameters if p != "self"]
+        missing = [option for option in options if (name, option) not in covered and option not in ELSEWHERE]
+        assert missing == [], f"{name}: no test that {missing} change the scores"
+
+
+@pytest.mark.parametrize("metric, option, base, other", CASES, ids=[f"{m}-{o}" for m, o, _, _ in CASES])
+def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, metric, option, base, other):
+    scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
+    images = {"umic": [request.getfixturevalue("sample_features")] * 3,
+              "vilbertscore": [request.getfixturevalue("random_vilbert_features")] * 3}.get(metric)
+    base = with_fixtures(base)
+    changed = {**base, option: with_fixtures({option: other})[option]}
+    results = []
+    for options in (base, changed):
+        scorer = scorer_class(**options)
+        scores = scorer.score(PREDICTIONS, REFERENCES, region_features=images)
+        results.append(({name: scores[name] for name in scores}, scorer.hashcode(scores)))
+    (base_columns, base_hash), (changed_columns, changed_hash) = results
+    assert base_hash != changed_hash
+    shared = [name for name in base_columns if name in changed_columns]
+    assert any(max(abs(a - b) for a, b in zip(base_columns[name], changed_columns[name])) > 1e-6 for name in shared) or \
+        set(base_columns) != set(changed_columns), f"{metric}: {option}={other!r} changes no score"
