@@ -14,7 +14,12 @@ one-caption-per-forward loop (the released scorer's behaviour at batch size 1), 
 difference between them, and peak resident memory. Peak memory is the process's high-water mark: the loop runs
 first, so the batched run's figure includes anything extra it needs.
 
-Usage: python speed/bench_umic.py [--limit N] [--loop N] [--threads N] [--device cuda]
+Then, per --dtype (the scorer's forward-pass precision under torch.autocast; default float32 only), the batched
+scorer's captions/s on each kind of features and its largest score difference from float32; --token-budget packs
+those batches to a padded size instead of --batch-size.
+
+Usage: python speed/bench_umic.py [--limit N] [--loop N] [--threads N] [--device cuda] [--dtype float32 bfloat16 ...]
+       [--token-budget N]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import torch  # noqa: E402
 from tokenizers.pre_tokenizers import BertPreTokenizer  # noqa: E402
 from transformers import BertTokenizer  # noqa: E402
 
+from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.uniter import save_random_checkpoint, uniter_config  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.umic import UmicScorer  # noqa: E402
@@ -81,6 +87,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--layers", type=int, default=12, help="transformer layers (12: UNITER-base; fewer for a quick check)")
+    parser.add_argument("--dtype", nargs="+", default=["float32"], choices=DTYPES, help="forward-pass precisions to time (default float32)")
+    parser.add_argument("--token-budget", type=int, default=None, help="padded positions per batch in the per-dtype runs (default: --batch-size)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -102,7 +110,8 @@ def main() -> None:
         print("\n| features | run | captions | captions/s | seconds | peak RSS (MiB) |")
         print("|---|---|---|---|---|---|")
         summary = []
-        for label, pool in (("BUTD sample, 36 boxes", [real]), ("synthetic, 100 boxes", synthetic)):
+        pools = {"BUTD sample, 36 boxes": [real], "synthetic, 100 boxes": synthetic}
+        for label, pool in pools.items():
             regions = [pool[i % len(pool)] for i in range(len(captions))]
             k = min(args.loop, len(captions))
             scorer.score(captions[:8], region_features=regions[:8])  # warm-up: oneDNN builds its kernels on first use
@@ -116,6 +125,20 @@ def main() -> None:
             summary.append(f"{label}: batched / one-by-one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
         print("\n" + "\n".join(summary))
         print(f"load average (1 min): {os.getloadavg()[0]:.1f}")
+        print(f"\n| features | dtype | batches | captions/s | seconds | max |Δscore| vs float32 |")
+        print("|---|---|---|---|---|---|")
+        for label, pool in pools.items():
+            regions = [pool[i % len(pool)] for i in range(len(captions))]
+            baseline = None
+            for dtype in dict.fromkeys(["float32", *args.dtype]):  # float32 first: the others are compared with it
+                precise = UmicScorer(checkpoint, folder, device=args.device, dtype=dtype, token_budget=args.token_budget)
+                precise.score(captions[:8], region_features=regions[:8])  # warm-up of this precision's kernels
+                scores, seconds = timed(lambda: precise.score(captions, region_features=regions, batch_size=args.batch_size)["umic"])
+                baseline = baseline or scores
+                batches = f"budget {args.token_budget}" if args.token_budget else f"{args.batch_size or 'default'}"
+                if dtype in args.dtype:
+                    difference = max(abs(a - b) for a, b in zip(scores, baseline))
+                    print(f"| {label} | {dtype} | {batches} | {len(captions) / seconds:.1f} | {seconds:.1f} | {difference:.1e} |")
 
 
 if __name__ == "__main__":

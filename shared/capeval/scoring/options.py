@@ -8,6 +8,7 @@ from typing import Annotated
 
 import torch
 
+from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..vision.extractors import RegionExtractor
 
@@ -18,3 +19,9 @@ Extractor = Annotated[RegionExtractor | None, Opt("computes region features from
                                                   "(an approximation of the features the model was trained on); "
                                                   "None: detectron2's BUTD")]
 FeatureCacheDir = Annotated[str | os.PathLike | None, Opt("folder caching the region features computed from images; None: no cache")]
+#: The precision of a model scorer's forward pass (checked by :func:`capeval.backbones.precision.autocast_forward`).
+Dtype = Annotated[str, Opt("precision of the model's forward pass (torch.autocast); scores are computed in float32 after. "
+                           "float32: the released arithmetic", choices=DTYPES)]
+#: Batching by padded size instead of count (:func:`capeval.backbones.common.token_budget_batches`).
+TokenBudget = Annotated[int | None, Opt("padded text + image positions per forward pass: batches are packed to it, long inputs "
+                                        "in small batches and short ones in large; None: a fixed batch_size")]

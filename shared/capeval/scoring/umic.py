@@ -21,7 +21,8 @@ from typing import Annotated, Any, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows
+from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
 from ..finite import require_finite
@@ -30,7 +31,7 @@ from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatureError, RegionFeatures
-from .options import Device, Extractor, FeatureCacheDir
+from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoint (formerly on milabfile.snu.ac.kr) and its tokenizer.
@@ -121,7 +122,8 @@ class UmicScorer(CaptionScorer):
                  tokenizer: Annotated[str, Opt("hub id or folder of the cased BERT vocabulary")] = DEFAULT_TOKENIZER, *,
                  lowercase: Annotated[bool, Opt("lower-case captions first, as the benchmark captions were")] = True,
                  num_attention_heads: Annotated[int | None, Opt("the checkpoint's attention heads; None: hidden size / 64")] = None,
-                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None,
+                 dtype: Dtype = "float32", token_budget: TokenBudget = None):
         self.checkpoint = path_option("checkpoint", checkpoint)
         self.tokenizer_name = path_option("tokenizer", tokenizer)
         self.lowercase = bool_option("lowercase", lowercase)
@@ -129,6 +131,8 @@ class UmicScorer(CaptionScorer):
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device_option("device", device))
+        self.dtype = dtype
+        self.token_budget = int_option("token_budget", token_budget, optional=True, minimum=1)
 
     @property
     def model(self):
@@ -157,7 +161,8 @@ class UmicScorer(CaptionScorer):
                show_progress: bool | None = None) -> list[float]:
         """The rank logit per (caption, image) pair, in input order; batches group similar lengths.
 
-        ``batch_size`` defaults to 128 on GPU (as released) and 16 on CPU.
+        Batches hold ``batch_size`` pairs (default 128 on GPU, as released, and 16 on CPU), or as many as fit the
+        scorer's ``token_budget`` of padded text + region positions.
         """
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
         if len(captions) != len(regions):
@@ -169,7 +174,10 @@ class UmicScorer(CaptionScorer):
                 raise ValueError(f"region_features[{i}] has {region.feature_dim}-d features; this UNITER takes {img_dim}-d (BUTD pool5)")
         ids = self.token_ids(captions)
         nbb = [umic_num_boxes(region) for region in regions]
-        batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
+        if self.token_budget:
+            batches = token_budget_batches(range(len(ids)), self.token_budget, lambda i: (len(ids[i]), nbb[i]))
+        else:
+            batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
         logits: list[float] = [0.0] * len(ids)
         with torch.inference_mode():
             for batch in progress(batches, desc="UMIC", show=show_progress):
@@ -177,7 +185,8 @@ class UmicScorer(CaptionScorer):
                 inputs = [umic_image_inputs(regions[i]) for i in batch]
                 img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
                 img_pos, _ = pad_rows([pos for _, pos in inputs])
-                out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                with autocast_forward(self.device, self.dtype):
+                    out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
                 require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value
@@ -193,4 +202,5 @@ class UmicScorer(CaptionScorer):
 
     def options(self) -> dict[str, Any]:
         heads = {} if self.num_attention_heads is None else {"num_attention_heads": self.num_attention_heads}
-        return {"checkpoint": model_id(self.checkpoint), "tokenizer": model_id(self.tokenizer_name), "lowercase": self.lowercase, **heads}
+        return {"checkpoint": model_id(self.checkpoint), "tokenizer": model_id(self.tokenizer_name), "lowercase": self.lowercase,
+                **heads, **reduced_precision(self.dtype)}

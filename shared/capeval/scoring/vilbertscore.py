@@ -34,18 +34,19 @@ from typing import Annotated, Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows
+from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import device_option, path_option
+from ..inputs import device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import match_one_candidate
 from .matching import normalize_rows
-from .options import Device, Extractor, FeatureCacheDir
+from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
 #: The released checkpoints: the 12-in-1 multi-task model (the scorer's default, "ViLBERTScore*" in the paper)
@@ -175,7 +176,8 @@ class VilbertScoreScorer(CaptionScorer):
     ``bert_base_6layer_6conect``), ``tokenizer`` (hub id or folder of an uncased WordPiece vocabulary),
     ``layer`` (the co-attention block whose text output is matched, 1..6; default the last, as released),
     ``mode`` (``"code"`` or ``"clean"``), ``extractor`` and ``feature_cache_dir`` (for ``images`` without
-    region features; an approximation), ``device``. Models load on the first :meth:`score`.
+    region features; an approximation), ``device``, ``dtype`` (the forward pass's precision under ``torch.autocast``)
+    and ``token_budget`` (batches packed to a padded size instead of a count). Models load on the first :meth:`score`.
 
     Region features: one per caption, any number N ≥ 1 of boxes with 2048-d features and boxes (ViLBERT's
     ``bbox`` in pixels with ``image_width``/``image_height``, or BUTD's ``norm_bb``). ViLBERT has no fixed box
@@ -206,7 +208,8 @@ class VilbertScoreScorer(CaptionScorer):
                                                   "released")] = None,
                  mode: Annotated[str, Opt("`code` (the released scorer) or `clean` (plain BERTScore on the same states, not "
                                           "comparable with the paper)", choices=MODES)] = "code",
-                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None,
+                 dtype: Dtype = "float32", token_budget: TokenBudget = None):
         try:
             architecture = read_vilbert_config(config)
         except ValueError as error:
@@ -224,12 +227,14 @@ class VilbertScoreScorer(CaptionScorer):
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device_option("device", device))
+        self.dtype = dtype
+        self.token_budget = int_option("token_budget", token_budget, optional=True, minimum=1)
         self._model: VilbertModel | None = None
         self._tokenizer: Any = None
 
     def options(self) -> dict[str, Any]:
         return {"checkpoint": model_id(self.checkpoint), "config": DEFAULT_CONFIG_NAME if self.config is None else model_id(self.config),
-                "tokenizer": model_id(self.tokenizer_name), "layer": self.layer, "mode": self.mode}
+                "tokenizer": model_id(self.tokenizer_name), "layer": self.layer, "mode": self.mode, **reduced_precision(self.dtype)}
 
     def model(self) -> VilbertModel:
         """The ViLBERT (loaded on first use, shared through capeval's model cache)."""
@@ -282,7 +287,8 @@ class VilbertScoreScorer(CaptionScorer):
     def encode(self, pairs: Sequence[tuple[str, int]], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
                show_progress: bool | None = None) -> dict[tuple[str, int], tuple[np.ndarray, ScoredRows]]:
         """The scored rows (L2-normalised, float32) of each distinct (caption, image index) pair, with their
-        :class:`ScoredRows`; pairs go through the model in batches of similar length."""
+        :class:`ScoredRows`; pairs go through the model in batches of similar length (``batch_size`` pairs, or as many
+        as fit the scorer's ``token_budget``)."""
         model = self.model()
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
         captions = list(dict.fromkeys(caption for caption, _ in pairs))
@@ -292,15 +298,21 @@ class VilbertScoreScorer(CaptionScorer):
         image_inputs = {i: regions[i].vilbert_inputs(mean_in_stored_dtype=self.mode == "code") for i in {i for _, i in pairs}}
         task_id = RETRIEVAL_COCO_TASK if model.task_token else None
         encoded: dict[tuple[str, int], tuple[np.ndarray, ScoredRows]] = {}
-        batches = length_batches(pairs, batch_size, lambda pair: (len(ids[pair[0]]), len(image_inputs[pair[1]][0])),
-                                 longest_first=False)
+        def lengths(pair: tuple[str, int]) -> tuple[int, int]:
+            return len(ids[pair[0]]), len(image_inputs[pair[1]][0])
+
+        if self.token_budget:
+            batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False)
+        else:
+            batches = length_batches(pairs, batch_size, lengths, longest_first=False)
         with torch.inference_mode():
             for batch in progress(batches, desc="ViLBERTScore", show=show_progress):
                 input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
                 features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
                 locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
                 tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
-                states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                with autocast_forward(self.device, self.dtype):
+                    states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
                 require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
                 for row, (caption, image) in enumerate(batch):
                     rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
