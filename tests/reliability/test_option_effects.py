@@ -65,6 +65,9 @@ ELSEWHERE = {
     "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
     "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
+    "dtype": "reduced precision against float32, and in the hashcode: tests/vision/test_vision_umic_precision.py, "
+             "tests/vilbert/test_vilbertscore_precision.py",
+    "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
 }
 
 
