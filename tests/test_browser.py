@@ -104,5 +104,7 @@ def test_leaderboard_pivot(browser, tmp_path):
         browser.save_screenshot(str(tmp_path / "leaderboard.png"))
         text = browser.find_element(By.ID, "pivot").text
         assert "Flickr8k-Expert · P1 mean · tau-b" in text and "bleu" in text and "meteor" in text
+        assert "bert_tbr(mode=unigram)" in text and "smurf(components=['sparcs'])" in text  # the seed metrics' rows
+        assert "Published beside reproduced" in browser.find_element(By.TAG_NAME, "body").text
     finally:
         demo.close()

@@ -138,7 +138,11 @@ def test_leaderboard_shows_the_stored_results(serve):
     _, _, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "no such metric", api_name="/filter")
     assert "No result matches these filters" in message
     points, figure = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
-    assert points["headers"] == ["metric", "x", "y"] and len(points["data"]) == 7  # one point per stored metric
+    stored_metrics = {r["metric"] for r in stored if r["benchmark"] == "flickr8k_expert" and not r.get("skipped")}
+    assert points["headers"] == ["metric", "x", "y"] and len(points["data"]) == len(stored_metrics) == 9  # one point per metric
+    # The seed metrics' model-free configurations are rows of the board, labelled by their options.
+    seed = table_columns(client.predict(["Flickr8k-Expert"], ["tau-b"], "bert_tbr", api_name="/filter")[0])
+    assert seed["metric"] == ["bert_tbr(mode=unigram)"] and seed["Flickr8k-Expert · P1 mean · tau-b"] == ["0.471"]
     assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
 
 

@@ -203,8 +203,10 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     with gr.Blocks(title="capeval leaderboard") as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
                     "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark · "
-                    "row set · statistic (click a header to sort). The long table below gives each result's 95% "
-                    "bootstrap interval and protocol.")
+                    "row set · statistic (click a header to sort). The seed metrics appear in their configurations that need "
+                    "no download, labelled by their options (e.g. `bert_tbr(mode=unigram)`); the papers' own numbers are "
+                    "in the published-beside-reproduced table below. The long table gives each result's 95% bootstrap "
+                    "interval and protocol.")
         if note:
             gr.Markdown(note)
         with gr.Row():
