@@ -92,3 +92,11 @@ def test_bare_capeval_prints_help_and_version_is_quick():
     assert code == 0 and "score" in out and "benchmark" in out and "reproduce" in out
     code, out, _ = capeval("--version")
     assert code == 0 and out.startswith("capeval ")
+
+
+def test_a_metric_name_wins_over_a_folder_of_that_name(tmp_path):
+    """In a working folder that happens to hold a ``bleu`` folder, ``--metric bleu`` is capeval's BLEU (no evaluate)."""
+    (tmp_path / "bleu").mkdir()
+    code, out, err = capeval("benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0", cwd=tmp_path)
+    assert code == 0, err
+    assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in out

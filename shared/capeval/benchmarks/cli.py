@@ -16,10 +16,11 @@ from capeval.usage import RenamedFlag, UsageError
 def load_metric(spec: str, options: dict):
     """An evaluate module from a folder or .py path, or a capeval metric's scorer from ``name[:key=value,...]`` (scored
     as its module would, without ``evaluate``); ``options`` (``--option``) go to either."""
-    from capeval.registry import resolve
+    from capeval.registry import METRICS, resolve, split_spec
 
     try:
-        if Path(spec).exists():
+        # A registry name wins over a file of that name in the working folder: scoring it needs no evaluate.
+        if split_spec(spec)[0] not in METRICS and Path(spec).exists():
             import evaluate
 
             return evaluate.load(spec, **options)

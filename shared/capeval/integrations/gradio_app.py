@@ -19,14 +19,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
 from ..declaration import OfflineRun, declared_options
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores, scorer_options
+from ..scoring.protocol import CaptionScorer, Scores
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -54,7 +54,6 @@ def options_from_environment(name: str, environ: Mapping[str, str] = os.environ)
     >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/x"})
     {'model_name': '/models/x', 'layer': 6}
     """
-    from ..declaration import declared_options
     from ..registry import parse_options
 
     variables = {spec.name: f"CAPEVAL_{name.upper()}_{spec.name.upper()}" for spec in declared_options(entry(name).scorer_class())}
@@ -88,8 +87,6 @@ class SpaceMetric:
 def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
     """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
     reference corpus (CIDEr-D, BERT-TBR) and none was given."""
-    from ..declaration import declared_options
-
     options = dict(options)
     takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(entry(name).scorer_class()))
     if takes_corpus and "idf" not in options and "idf_sentences" not in options:
