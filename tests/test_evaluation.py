@@ -68,3 +68,23 @@ def test_text_metrics_import_neither_torch_nor_evaluate():
             "print(sorted(m for m in ('torch', 'evaluate', 'transformers') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_all_is_every_registered_metric_with_its_papers_defaults():
+    from capeval.evaluation import metric_runs
+
+    runs = metric_runs("all")
+    assert [run.scorer.metric for run in runs] == list(capeval.METRICS)
+    assert [run.label for run in runs] == [capeval.METRICS[name].title for name in capeval.METRICS]
+    assert {run.scorer.options()["model"] for run in runs if run.scorer.metric == "bertscore"} == {"roberta-large"}
+
+
+def test_a_plugin_cannot_shadow_a_capeval_metric(monkeypatch):
+    from capeval import registry
+
+    plugin = registry.MetricEntry("bleu", "somewhere.else:OtherBleu")
+    monkeypatch.setattr(registry, "plugin_metrics", lambda: {"bleu": plugin, "extra": registry.MetricEntry("extra", "x:Y")})
+    fresh = registry.Registry()
+    with pytest.warns(UserWarning, match="entry point 'bleu' .* is shadowed by capeval's own metric"):
+        assert fresh["bleu"].scorer == "capeval.scoring.coco:BleuScorer"
+    assert fresh["extra"].scorer == "x:Y" and fresh["extra"].folder is None

@@ -178,3 +178,22 @@ def test_details_become_a_table():
     rows = details_table(["two men ride", "a dog"], scores, "QACE").to_dict("records")
     assert rows[1] == {"candidate": "a dog", "metric": "QACE", "detail": "questions", "question": "Where?", "answer": "arena",
                        "predicted_answer": "field", "f1": 0.0, "bertscore": 0.4123}
+
+
+def test_the_suite_asks_for_an_image_only_when_an_image_metric_runs():
+    import gradio as gr
+
+    from capeval.integrations.gradio_app import SpaceMetric
+    from capeval.scoring.coco import BleuScorer
+    from capeval.scoring.umic import UmicScorer
+
+    def image_column_visible(demo):
+        (image,) = [block for block in demo.blocks.values() if isinstance(block, gr.Image)]
+        column = next(block for block in demo.blocks.values() if isinstance(block, gr.Column) and image in block.children)
+        notes = [block for block in demo.blocks.values() if isinstance(block, gr.Markdown) and block.elem_id == "no-image-metric"]
+        return column.visible, bool(notes)
+
+    text_only = build_suite_space([SpaceMetric("BLEU-4", BleuScorer())])
+    assert image_column_visible(text_only) == (False, True)
+    with_image = build_suite_space([SpaceMetric("BLEU-4", BleuScorer()), SpaceMetric("UMIC", UmicScorer())])
+    assert image_column_visible(with_image) == (True, False)
