@@ -15,13 +15,12 @@ The pieces below follow the released code (hwanheelee1993/UMIC):
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated, Any, Sequence
 
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
@@ -68,13 +67,16 @@ def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
     Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py``
     stores float32 inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged.
     """
-    taken = regions.first(umic_num_boxes(regions))
-    try:
-        with np.errstate(over="ignore"):
-            stored = replace(taken, features=taken.features.astype(np.float16, copy=False), norm_bb=taken.norm_bb.astype(np.float16))
-    except RegionFeatureError as error:
-        raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 ({error})") from error
-    return stored.features.astype(np.float32), stored.uniter_pos7()
+    count = umic_num_boxes(regions)
+    with np.errstate(over="ignore"):
+        features = regions.features[:count].astype(np.float16, copy=False)
+        norm_bb = regions.norm_bb[:count].astype(np.float16)
+    for field, values in (("features", features), ("norm_bb", norm_bb)):
+        if not np.isfinite(values).all():
+            raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 "
+                                     f"({field} contains NaN or infinite values)")
+    norm_bb32 = norm_bb.astype(np.float32)
+    return features.astype(np.float32), np.concatenate([norm_bb32, norm_bb32[:, 4:5] * norm_bb32[:, 5:6]], axis=1)
 
 
 def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
@@ -84,14 +86,11 @@ def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: boo
     first, as the benchmark captions were.
     """
     words = [(caption.lower() if lowercase else caption).split() for caption in captions]
-    flat = [word for caption_words in words for word in caption_words]
-    pieces = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
-    ids, start = [], 0
-    for caption_words in words:
-        body = [piece for word_pieces in pieces[start : start + len(caption_words)] for piece in word_pieces]
-        ids.append([tokenizer.cls_token_id, *body, tokenizer.sep_token_id])
-        start += len(caption_words)
-    return ids
+    # Each distinct word is word-pieced once: a corpus repeats a few thousand words many times over.
+    distinct = list(dict.fromkeys(word for caption_words in words for word in caption_words))
+    pieces = dict(zip(distinct, tokenizer(distinct, add_special_tokens=False)["input_ids"] if distinct else []))
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    return [[cls, *(piece for word in caption_words for piece in pieces[word]), sep] for caption_words in words]
 
 
 def umic_from_logit(logit: float) -> float:
@@ -179,14 +178,17 @@ class UmicScorer(CaptionScorer):
         else:
             batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
         logits: list[float] = [0.0] * len(ids)
+        def model_inputs(batch: list[int]) -> tuple[torch.Tensor, ...]:
+            input_ids, text_mask = pad_ids([ids[i] for i in batch])
+            inputs = [umic_image_inputs(regions[i]) for i in batch]
+            img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
+            img_pos, _ = pad_rows([pos for _, pos in inputs])
+            return input_ids, text_mask, img_feat, img_pos, img_mask
+
         with torch.inference_mode():
-            for batch in progress(batches, desc="UMIC", show=show_progress):
-                input_ids, text_mask = pad_ids([ids[i] for i in batch])
-                inputs = [umic_image_inputs(regions[i]) for i in batch]
-                img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
-                img_pos, _ = pad_rows([pos for _, pos in inputs])
+            for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="UMIC", show=show_progress):
                 with autocast_forward(self.device, self.dtype):
-                    out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                    out = model(*(t.to(self.device) for t in tensors))
                 require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
@@ -305,18 +305,22 @@ class VilbertScoreScorer(CaptionScorer):
             batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False)
         else:
             batches = length_batches(pairs, batch_size, lengths, longest_first=False)
+        def model_inputs(batch: list[tuple[str, int]]) -> tuple[torch.Tensor, ...]:
+            input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
+            features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
+            locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
+            return input_ids, text_mask, features, locations, image_mask
+
         with torch.inference_mode():
-            for batch in progress(batches, desc="ViLBERTScore", show=show_progress):
-                input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
-                features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
-                locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
-                tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
+            for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="ViLBERTScore", show=show_progress):
                 with autocast_forward(self.device, self.dtype):
-                    states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                    states = model(*(t.to(self.device) for t in tensors), task_id=task_id, blocks=self.layer)[-1].float()
                 require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
+                # Every row normalised on the device and copied back once per batch (not once per pair).
+                unit = normalize_rows(states).cpu().numpy()
                 for row, (caption, image) in enumerate(batch):
                     rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
-                    encoded[caption, image] = (normalize_rows(states[row, rows.start : rows.stop]).cpu().numpy(), rows)
+                    encoded[caption, image] = (unit[row, rows.start : rows.stop], rows)
         return encoded
 
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
