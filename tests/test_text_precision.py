@@ -1,6 +1,7 @@
-"""The text-model metrics' ``dtype`` on CPU: BERT-TBR, BERTScore and SMURF's SPURTS and MIMA (real all-MiniLM-L6-v2
-weights standing in for their encoders) on the 16 Flickr8k-Expert sample rows in bfloat16 and float16 against float32, through the metric modules; and the
-option's place in the hashcode. Polos' precision is tested with its tiny checkpoint in tests/test_polos.py."""
+"""The text-model metrics' ``dtype`` on CPU, through the metric modules: BERT-TBR, BERTScore and SMURF's SPURTS and
+MIMA (real all-MiniLM-L6-v2 weights standing in for their encoders) on the Flickr8k-Expert sample rows in bfloat16
+and float16 against float32, and the option's place in the hashcode. Polos' precision is tested with its tiny
+checkpoint in tests/test_polos.py."""
 
 import numpy as np
 import pytest
@@ -12,13 +13,17 @@ from capeval.scoring.bertscore import BERTScorer
 from capeval.scoring.smurf import SmurfScorer
 
 ROWS = sample_captions()
-PREDICTIONS, REFERENCES = [row["candidate"] for row in ROWS], [row["references"] for row in ROWS]
+#: The sample rows whose candidate-reference and reference-reference cosines all lie 3e-3 or more from β = 0.4 in
+#: float32 (1.7e-3 in bfloat16): β is a hard threshold, and a cosine that a reduced precision moves across it moves
+#: a BERT-TBR score by up to 8e-2 (the card states it), a jump this tolerance test leaves out.
+CLEAR_OF_BETA = [2, 8, 12, 15]
 
-#: metric: (its options, the per-caption lists compared ("scores": the primary one, BERT-TBR's or SPURTS'), the largest per-caption |Δ| allowed in bfloat16 and in float16).
-#: Measured here (max over the lists, bfloat16 / float16): BERT-TBR 1.3e-3 / 7.6e-5, BERTScore 1.3e-3 / 1.1e-4,
-#: SMURF 1.1e-3 / 2.1e-4 (speed/precision_text.py; the README cards state them).
+#: metric: (its options, the per-caption lists compared ("scores": the primary one, BERT-TBR's or SPURTS'), the
+#: largest per-caption |Δ| allowed in bfloat16 and in float16).
+#: Measured here (max over the lists, bfloat16 / float16): BERT-TBR 4.0e-4 / 7.3e-5 (its four rows), BERTScore
+#: 1.3e-3 / 1.1e-4, SMURF 1.1e-3 / 2.1e-4 (all 16 rows: speed/precision_text.py; the README cards state them).
 METRICS = {
-    "bert_tbr": ({"model_name": "fixture:minilm_path", "layer": 6, "beta": 0.4}, ("scores",), {"bfloat16": 3e-3, "float16": 3e-4}),
+    "bert_tbr": ({"model_name": "fixture:minilm_path", "layer": 6, "beta": 0.4}, ("scores",), {"bfloat16": 2e-3, "float16": 3e-4}),
     "bertscore": ({"model_name": "fixture:minilm_path", "layer": 6}, ("precision", "recall", "f1"), {"bfloat16": 3e-3, "float16": 3e-4}),
     # MiniLM for both attention models: a tiny random model's attention is near uniform, its flow near 0 in any precision.
     "smurf": ({"components": ["spurts", "mima"], "spurts_model": "fixture:minilm_path", "mima_model": "fixture:minilm_path"},
@@ -27,7 +32,9 @@ METRICS = {
 
 
 def computed(name: str, options: dict) -> dict:
-    return capeval.load(name, device="cpu", **options).compute(predictions=PREDICTIONS, references=REFERENCES)
+    rows = [ROWS[i] for i in CLEAR_OF_BETA] if name == "bert_tbr" else ROWS
+    return capeval.load(name, device="cpu", **options).compute(predictions=[row["candidate"] for row in rows],
+                                                               references=[row["references"] for row in rows])
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
