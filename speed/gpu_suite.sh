@@ -4,8 +4,8 @@
 #   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output gpu_suite.json]
 #
 # --device cuda (default): UMIC (UNITER-base, random weights, 2,048 captions, batch 128), ViLBERTScore (ViLBERT at
-# its real sizes, 256 captions), SMURF (SPURTS/MIMA on the GPU), and the tests that compare CUDA scores with CPU
-# scores. --quick shrinks every benchmark (1-layer UMIC, a narrow ViLBERT, a few captions) so that
+# its real sizes, 256 captions), SMURF (SPURTS/MIMA on the GPU), the text metrics' bfloat16/float16 scores against
+# float32 (the 16 sample rows), and the tests that compare CUDA scores with CPU scores. --quick shrinks every benchmark (1-layer UMIC, a narrow ViLBERT, a few captions) so that
 # `--device cpu --quick` checks the whole suite in CI in well under a minute. Each step records its command, exit
 # status, wall seconds and output; the JSON also holds the device, torch's version and the load average.
 # The exit status is 1 when a step failed; every step runs regardless.
@@ -38,10 +38,12 @@ EOF
   umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json")
   smurf=(speed/bench_smurf.py --device "$device" --repeats 1 --peer-rows 50 --fluency-rows 16 --fluency-repeats 1)
+  precision=(speed/precision_text.py --device "$device" --limit 4 --dtype bfloat16)
 else
   umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 256 --batch-size 128)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256)
   smurf=(speed/bench_smurf.py --device "$device")
+  precision=(speed/precision_text.py --device "$device")
 fi
 # The tests that score on CUDA and compare with CPU (they skip where there is no GPU).
 parity=(-m pytest -q -p no:cacheprovider tests/vilbert/test_vilbertscore_scorer.py -k cuda)
@@ -59,6 +61,7 @@ run_step() {  # name, then the python arguments
 run_step umic "${umic[@]}"
 run_step vilbertscore "${vilbert[@]}"
 run_step smurf "${smurf[@]}"
+run_step text_precision "${precision[@]}"
 run_step cuda_parity "${parity[@]}"
 
 "$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
