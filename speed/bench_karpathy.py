@@ -27,8 +27,11 @@ projected from it (labelled "projected"). QACE finds its answer spans with spaCy
 (e.g. a bare GPU machine) ``--spans FILE`` gives the spans spaCy found for these captions, written beforehand with
 ``--write-spans FILE`` on a machine that has it (the same spans, so the same work).
 
+``--dtype bfloat16`` runs every model metric that declares a ``dtype`` option in that precision (the others in
+float32, as the table's dtype column says).
+
 Usage: python speed/bench_karpathy.py [--device cuda] [--rows 5000] [--metrics bleu,umic,...] [--limit 120]
-       [--quick] [--spans FILE | --write-spans FILE] [--output JSON]
+       [--dtype bfloat16] [--quick] [--spans FILE | --write-spans FILE] [--output JSON]
 """
 
 from __future__ import annotations
@@ -175,8 +178,26 @@ class PrecomputedSpans:
         return [self.table[caption] for caption in captions]
 
 
-def build_runs(name: str, folder: Path, captions, references, sizes: dict, device: str, spans: dict | None):
-    """The ``capeval.evaluate`` specs and inputs of one metric, its stand-in models saved under ``folder``."""
+def with_precision(metric: str, options: dict, dtype: str) -> dict:
+    """``options`` with ``dtype`` added where the metric declares that option and it is not float32."""
+    from capeval.declaration import declared_options
+    from capeval.registry import entry
+
+    declared = {option.name for option in declared_options(entry(metric).scorer_class())}
+    return {**options, "dtype": dtype} if dtype != "float32" and "dtype" in declared else options
+
+
+def build_runs(name: str, folder: Path, captions, references, sizes: dict, device: str, spans: dict | None,
+               dtype: str = "float32"):
+    """The ``capeval.evaluate`` specs and inputs of one metric, its stand-in models saved under ``folder``; model
+    metrics that declare ``dtype`` run in ``dtype``."""
+    spec, inputs = stand_in_runs(name, folder, captions, references, sizes, device, spans, dtype)
+    if isinstance(spec, tuple):
+        spec = (spec[0], with_precision(spec[0], spec[1], dtype))
+    return spec, inputs
+
+
+def stand_in_runs(name: str, folder: Path, captions, references, sizes: dict, device: str, spans: dict | None, dtype: str):
     import capeval
     from capeval.backbones.clip import save_random_clip
 
@@ -234,9 +255,10 @@ def build_runs(name: str, folder: Path, captions, references, sizes: dict, devic
               for seed, part in enumerate(("qg", "qa", "visual_t5"))}
     bert = save_bert(folder / "bert-multilingual", words, cased=True, **sizes["bert"])
     variant = name.removeprefix("qace_")
-    scorer = capeval.resolve(("qace", {"variant": variant, "qg_model": models["qg"], "qa_model": models["qa"],
-                                       "visual_t5": models["visual_t5"], "visual_t5_tokenizer": models["visual_t5"],
-                                       "bertscore_model": bert, "bertscore_layer": sizes["bert_tbr_layer"], "device": device}))
+    options = {"variant": variant, "qg_model": models["qg"], "qa_model": models["qa"], "visual_t5": models["visual_t5"],
+               "visual_t5_tokenizer": models["visual_t5"], "bertscore_model": bert, "bertscore_layer": sizes["bert_tbr_layer"],
+               "device": device}
+    scorer = capeval.resolve(("qace", with_precision("qace", options, dtype)))
     if spans is not None:
         scorer.spans = PrecomputedSpans(spans, scorer.spans.spacy_model, scorer.spans.order)
     if variant == "img":
@@ -271,8 +293,10 @@ def synchronize() -> None:
 def measure(name: str, captions, references, args, sizes: dict, spans: dict | None) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
-        spec, inputs = build_runs(name, Path(folder), captions, references, sizes, args.device, spans)
-        row = {"metric": name, "captions": len(captions), "build_s": round(time.perf_counter() - start, 1)}
+        spec, inputs = build_runs(name, Path(folder), captions, references, sizes, args.device, spans, args.dtype)
+        options = spec[1] if isinstance(spec, tuple) else {} if isinstance(spec, str) else spec.options()
+        row = {"metric": name, "dtype": options.get("dtype", "float32"), "captions": len(captions),
+               "build_s": round(time.perf_counter() - start, 1)}
         try:
             cold = timed_call(captions, spec, inputs, args.limit)
             warm = timed_call(captions, spec, inputs, args.limit)
@@ -296,6 +320,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny stand-in models: checks the script, measures nothing")
     parser.add_argument("--spans", help="QACE answer spans written by --write-spans (where spaCy is not installed)")
     parser.add_argument("--write-spans", help="write QACE's spaCy answer spans of these captions to this JSON and exit")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"),
+                        help="forward-pass precision of every model metric that declares a dtype option")
     parser.add_argument("--output", help="also write the rows as JSON here")
     args = parser.parse_args()
     metrics = [m for m in args.metrics.split(",") if m]
@@ -311,13 +337,13 @@ def main() -> None:
     where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({torch.get_num_threads()} torch threads)"
     print(f"{len(captions)} Karpathy-test captions, {sum(map(len, references))} references, on {where}; "
           f"{'tiny (--quick)' if args.quick else 'real-size'} random-weight models; load average {os.getloadavg()[0]:.1f}")
-    print("\n| metric | captions | cold s | warm s | captions/s (cold) | projected s |")
-    print("|---|---|---|---|---|---|")
+    print("\n| metric | dtype | captions | cold s | warm s | captions/s (cold) | projected s |")
+    print("|---|---|---|---|---|---|---|")
     rows = []
     for name in metrics:
         row = measure(name, captions, references, args, QUICK if args.quick else FULL, spans)
         rows.append(row)
-        print(f"| {name} | {row['captions']} | {row['cold_s']} | {row.get('warm_s', '—')} | {row['captions_per_s']} | "
+        print(f"| {name} | {row['dtype']} | {row['captions']} | {row['cold_s']} | {row.get('warm_s', '—')} | {row['captions_per_s']} | "
               f"{row.get('projected_s', '—')} |", flush=True)
         if args.output:  # after every metric, so a run stopped part-way keeps what it measured
             Path(args.output).write_text(json.dumps({"device": where, "quick": args.quick, "rows": rows}, indent=1))

@@ -61,22 +61,40 @@ def umic_num_boxes(regions: RegionFeatures, *, threshold: float = CONF_THRESHOLD
     return min(regions.num_boxes, max_boxes, max(min_boxes, confident))
 
 
-def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
-    """The region features (nbb × D, float32) and 7-d positions (nbb × 7) UMIC feeds UNITER.
+def umic_region_batch(regions: Sequence[RegionFeatures]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The first :func:`umic_num_boxes` regions of each image as stored, zero-padded: features (B × N × D),
+    ``norm_bb`` (B × N × 6), both float32, and the B × N region mask. :func:`umic_stored_inputs` then applies
+    UMIC's fp16 storage, once per batch and on the model's device."""
+    counts = [umic_num_boxes(region) for region in regions]
+    features, mask = pad_rows([region.features[:count] for region, count in zip(regions, counts)])
+    norm_bb, _ = pad_rows([region.norm_bb[:count] for region, count in zip(regions, counts)])
+    return features, norm_bb, mask
 
-    Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py``
-    stores float32 inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged.
+
+def umic_stored_inputs(features: torch.Tensor, norm_bb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The region features and 7-d positions (``norm_bb`` and w·h) UMIC feeds UNITER, float32.
+
+    Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py`` stores float32
+    inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged; a value beyond the fp16
+    range is an error. Padding (zeros) stays zero.
     """
-    count = umic_num_boxes(regions)
-    with np.errstate(over="ignore"):
-        features = regions.features[:count].astype(np.float16, copy=False)
-        norm_bb = regions.norm_bb[:count].astype(np.float16)
+    stored = []
     for field, values in (("features", features), ("norm_bb", norm_bb)):
-        if not np.isfinite(values).all():
+        half = values.half()
+        if not bool(torch.isfinite(half).all()):
             raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 "
                                      f"({field} contains NaN or infinite values)")
-    norm_bb32 = norm_bb.astype(np.float32)
-    return features.astype(np.float32), np.concatenate([norm_bb32, norm_bb32[:, 4:5] * norm_bb32[:, 5:6]], axis=1)
+        stored.append(half.float())
+    features, norm_bb = stored
+    return features, torch.cat([norm_bb, norm_bb[..., 4:5] * norm_bb[..., 5:6]], dim=-1)
+
+
+def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
+    """One image's region features (nbb × D) and 7-d positions (nbb × 7) as UMIC feeds them to UNITER (float32;
+    see :func:`umic_stored_inputs`)."""
+    features, norm_bb, _ = umic_region_batch([regions])
+    stored_features, positions = umic_stored_inputs(features, norm_bb)
+    return stored_features[0].numpy(), positions[0].numpy()
 
 
 def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
@@ -179,16 +197,14 @@ class UmicScorer(CaptionScorer):
             batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
         logits: list[float] = [0.0] * len(ids)
         def model_inputs(batch: list[int]) -> tuple[torch.Tensor, ...]:
-            input_ids, text_mask = pad_ids([ids[i] for i in batch])
-            inputs = [umic_image_inputs(regions[i]) for i in batch]
-            img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
-            img_pos, _ = pad_rows([pos for _, pos in inputs])
-            return input_ids, text_mask, img_feat, img_pos, img_mask
+            return (*pad_ids([ids[i] for i in batch]), *umic_region_batch([regions[i] for i in batch]))
 
         with torch.inference_mode():
             for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="UMIC", show=show_progress):
+                input_ids, text_mask, img_feat, norm_bb, img_mask = (t.to(self.device) for t in tensors)
+                img_feat, img_pos = umic_stored_inputs(img_feat, norm_bb)
                 with autocast_forward(self.device, self.dtype):
-                    out = model(*(t.to(self.device) for t in tensors))
+                    out = model(input_ids, text_mask, img_feat, img_pos, img_mask)
                 require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value
