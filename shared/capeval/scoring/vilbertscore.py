@@ -26,7 +26,6 @@ comparable** with the paper's.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Iterable, Sequence
@@ -161,11 +160,32 @@ def average_over_references(precision: Sequence[float] | np.ndarray, recall: Seq
     return float(np.mean(precision)), float(np.mean(recall)), float(np.mean(f1))
 
 
-def _image_key(regions: RegionFeatures) -> str:
-    """Content hash of the model's image input, so equal images given twice are encoded once."""
-    digest = hashlib.sha1(np.ascontiguousarray(regions.features).tobytes())
-    digest.update(np.ascontiguousarray(regions.vilbert_loc5()).tobytes())
-    return digest.hexdigest()
+def first_equal_images(regions: Sequence[RegionFeatures]) -> list[int]:
+    """Per item, the index of the first item with the same model input (features and locations), so an image given
+    twice is encoded once. The same object is recognised by identity; different objects are compared in full only
+    when their shapes, locations and first feature row agree (a cheap signature), so distinct images cost no hashing.
+
+    >>> a = RegionFeatures.from_pixel_boxes(np.ones((2, 4)), [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> b = RegionFeatures.from_pixel_boxes(np.ones((2, 4)), [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> c = RegionFeatures.from_pixel_boxes(np.ones((2, 4)) * [1, 1, 1, 2], [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> first_equal_images([a, b, c, a, c])
+    [0, 0, 2, 0, 2]
+    """
+    by_object: dict[int, int] = {}
+    by_signature: dict[tuple, list[int]] = {}
+    firsts = []
+    for index, item in enumerate(regions):
+        if id(item) not in by_object:
+            locations = item.vilbert_loc5()
+            # The stored dtype is part of the input: code mode rounds the mean of fp16 features to fp16.
+            signature = (item.features.shape, item.features.dtype.str, item.features[0].tobytes(), locations.tobytes())
+            candidates = by_signature.setdefault(signature, [])
+            match = next((j for j in candidates if np.array_equal(regions[j].features, item.features)), None)
+            if match is None:
+                candidates.append(index)
+            by_object[id(item)] = index if match is None else match
+        firsts.append(by_object[id(item)])
+    return firsts
 
 
 class VilbertScoreScorer(CaptionScorer):
@@ -305,6 +325,7 @@ class VilbertScoreScorer(CaptionScorer):
             batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False)
         else:
             batches = length_batches(pairs, batch_size, lengths, longest_first=False)
+
         def model_inputs(batch: list[tuple[str, int]]) -> tuple[torch.Tensor, ...]:
             input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
             features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
@@ -329,8 +350,7 @@ class VilbertScoreScorer(CaptionScorer):
             raise ValueError("ViLBERTScore needs references: pass one list of reference captions per prediction")
         regions, source = self._regions(len(predictions), images, region_features, show_progress)
         # One index per distinct image, so a caption shared by predictions of the same image is encoded once.
-        first_of_image: dict[str, int] = {}
-        image_of = [first_of_image.setdefault(_image_key(item), i) for i, item in enumerate(regions)]
+        image_of = first_equal_images(regions)
         pairs = list(dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (predictions[i], *refs)))
         encoded = self.encode(pairs, regions, batch_size=batch_size, show_progress=show_progress)
         columns: dict[str, list[float]] = {"precision": [], "recall": [], "f1": []}
