@@ -25,7 +25,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..text.call_cache import call_table
+from ..text.call_cache import call_table, collection_paused
 from ..text.idf import DocumentFrequencies
 
 
@@ -124,7 +124,8 @@ def ngram_index(sentences: list[str], n: int) -> NgramIndex:
     indexes = call_table(("ngram-index", n))
     key = tuple(sentences)
     if key not in indexes:
-        indexes[key] = NgramIndex(key, n)
+        with collection_paused():  # the sentences' word lists would trigger collections that find nothing: 15%
+            indexes[key] = NgramIndex(key, n)
     return indexes[key]
 
 
