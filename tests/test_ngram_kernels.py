@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from capeval.scoring.ngram import (NgramIndex, bleu, bleu_statistics, cider_d, cider_document_frequencies, clipped_cosines,
-                                   clipped_matches, distinct, item_frequencies, matches)
+                                   clipped_matches, distinct, item_frequencies, matches, run_starts)
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -28,6 +28,7 @@ def test_the_index_numbers_words_and_grams_per_sentence():
 
 def test_array_helpers():
     assert distinct(np.array([5, 1, 5, 3, 1])).tolist() == [1, 3, 5] and distinct(np.array([], dtype=int)).tolist() == []
+    assert run_starts(np.array([2, 2, 2, 4, 9, 9])).tolist() == [0, 3, 4] and run_starts(np.array([7])).tolist() == [0]
     found, at = matches(np.array([0, 3, 4, 7]), np.array([3, 7]))
     assert found.tolist() == [False, True, False, True] and at.tolist() == [0, 1]
     found, at = matches(np.array([1]), np.array([], dtype=int))

@@ -115,7 +115,7 @@ class NgramIndex:
         for table in self.orders[1:]:
             shorter = orders[-1]
             orders.append([shorter[p] + (words[w],) for p, w in zip(table.prefix.tolist(), table.last.tolist())])
-        return orders[:len(self.orders)]
+        return orders
 
 
 def ngram_index(sentences: list[str], n: int) -> NgramIndex:
@@ -138,6 +138,8 @@ def corpus_index(candidates: list[str], references: list[list[str]], n: int) -> 
     reference_rows = index.row_ids(chain.from_iterable(references))
     items = np.repeat(np.arange(len(references)), [len(refs) for refs in references])
     return index, index.row_ids(candidates), reference_rows, items
+
+
 # --------------------------------------------------------------------------- BLEU
 
 TINY = 1e-15
@@ -163,32 +165,33 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     >>> bleu_statistics(["a dog runs"], [["a dog runs fast", "the dog"]], n=2)
     [[3, 2, 3, 2, 3, 2]]
     """
+    if not candidates:
+        return []
     index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
     test_lengths = index.lengths[candidate_rows]
     reference_lengths = index.lengths[reference_rows]
     # The closest reference length, the shorter one on a tie: the least (distance, length), packed in one int.
-    distance = np.abs(reference_lengths - test_lengths[items])
-    packed = distance * (int(reference_lengths.max(initial=0)) + 1) + reference_lengths
-    closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) if len(items) else packed
-    columns = [test_lengths, closest % (int(reference_lengths.max(initial=0)) + 1)]
-    columns += [np.maximum(0, test_lengths - k) for k in range(n)]
+    base = int(reference_lengths.max()) + 1
+    packed = np.abs(reference_lengths - test_lengths[items]) * base + reference_lengths
+    closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
+    columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
     columns += [clipped_matches(table, candidate_rows, reference_rows, items) for table in index.orders]
-    return np.stack(columns, axis=1).tolist() if len(candidates) else []
+    return np.stack(columns, axis=1).tolist()
 
 
 def clipped_matches(table: NgramTable, candidate_rows, reference_rows, items):
     """Per candidate, its k-grams that its references hold, each counted at most as often as the reference that
     holds it most often (BLEU's clipped counts)."""
     owner, positions = table.entries(reference_rows)
-    keys = items[owner] * table.size + table.grams[positions]
-    order = np.argsort(keys, kind="stable")
+    keys = items[owner] * table.size + table.grams[positions]  # (item, gram), once per reference holding it
+    order = np.argsort(keys)
     keys = keys[order]
-    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys
-    reference_keys, most = keys[first], np.maximum.reduceat(table.counts[positions][order], first) if len(keys) else keys
+    first = run_starts(keys)
+    most = np.maximum.reduceat(table.counts[positions][order], first)  # the largest count of each (item, gram)
     owner, positions = table.entries(candidate_rows)
-    counts, found = matches(owner * table.size + table.grams[positions], reference_keys)
-    clipped = np.minimum(table.counts[positions][counts], most[found])
-    return np.bincount(owner[counts], clipped, minlength=len(candidate_rows)).astype(np.int64)
+    held, at = matches(owner * table.size + table.grams[positions], keys[first])
+    clipped = np.minimum(table.counts[positions][held], most[at])
+    return np.bincount(owner[held], clipped, minlength=len(candidate_rows)).astype(np.int64)
 
 
 def matches(keys, sorted_keys):
@@ -327,7 +330,16 @@ def distinct(keys):
     [1, 2, 3]
     """
     keys = np.sort(keys)
-    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
+    return keys[run_starts(keys)]
+
+
+def run_starts(sorted_keys):
+    """Where each run of equal values starts in an ascending int array.
+
+    >>> run_starts(np.array([1, 1, 2, 5, 5])).tolist(), run_starts(np.array([], dtype=int)).tolist()
+    ([0, 2, 3], [])
+    """
+    return np.flatnonzero(np.diff(sorted_keys, prepend=sorted_keys[:1] - 1))
 
 
 def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0,
@@ -344,16 +356,16 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     if not candidates:
         return []
     index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
-    documents = frequencies.documents if frequencies else len(references)
+    documents = len(references) if frequencies is None else frequencies.documents
     log_n = math.log(float(documents))
     # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
     bigrams = np.maximum(0, index.lengths - 1) if n > 1 else np.zeros_like(index.lengths)
     delta = (bigrams[candidate_rows][items] - bigrams[reference_rows]).astype(float)
     penalty = np.exp(-(delta ** 2) / (2 * sigma ** 2))
     total = np.zeros(len(items))
-    grams = index.gram_tuples() if frequencies else None
+    grams = None if frequencies is None else index.gram_tuples()
     for k, table in enumerate(index.orders):
-        if grams:
+        if grams is not None:
             df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=float)
         else:
             df = item_frequencies(table, reference_rows, items).astype(float)
