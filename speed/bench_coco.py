@@ -4,9 +4,9 @@ The caption sets are SMURF's Karpathy-test ones bundled with capeval: ``--rows 5
 captions (~5 references each), ``--rows 20000`` all four systems. Every side runs in a fresh Python process
 that times its first call (cold: lazy imports, regex compilation, the JVM of the Java tokenizer) and a second call
 on the same inputs (warm: nothing carried over from the first call but the process). Peak memory is reported three
-ways: the Python process alone and its largest child (resource.getrusage, exact), and the whole process tree (the
-Python process plus its children alive at the same time, such as pycocoevalcap's JVM: the sum of their RSS sampled
-from /proc every 20 ms, so a peak shorter than that can be missed; Linux only). Then each side runs once as a whole
+ways: the Python process alone (its VmHWM), its largest child (pycocoevalcap's JVM: the child's VmHWM), and the whole
+process tree (the largest sum of the RSS of the process and its children alive at the same time). The children are
+sampled from /proc every 20 ms, so a peak shorter than that can be missed (Linux only). Then each side runs once as a whole
 process, as a user would: ``capeval score --metric bleu --metric rouge --metric cider`` against a script calling
 pycocoevalcap. The outputs are checked equal (per caption, to 1e-12) and the ratios printed, cold against cold and
 warm against warm, with the machine's load average before each run and at the end.
