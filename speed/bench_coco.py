@@ -6,10 +6,10 @@ that times its first call (cold: lazy imports, regex compilation, the JVM of the
 on the same inputs (warm: nothing carried over from the first call but the process). Peak memory is reported three
 ways: the Python process alone (its VmHWM), its largest child (pycocoevalcap's JVM: the child's VmHWM), and the whole
 process tree (the largest sum of the RSS of the process and its children alive at the same time). The children are
-sampled from /proc every 20 ms, so a peak shorter than that can be missed (Linux only). Then each side runs once as a whole
-process, as a user would: ``capeval score --metric bleu --metric rouge --metric cider`` against a script calling
-pycocoevalcap. The outputs are checked equal (per caption, to 1e-12) and the ratios printed, cold against cold and
-warm against warm, with the machine's load average before each run and at the end.
+sampled from /proc every 20 ms, so a peak shorter than that can be missed (Linux only). Then each side runs once
+as a whole process, as a user would: ``capeval score --metric bleu --metric rouge --metric cider`` against a
+script calling pycocoevalcap. The outputs are checked equal (per caption, to 1e-12) and the ratios printed, cold
+against cold and warm against warm, with the machine's load average before each run and at the end.
 
 Usage: python speed/bench_coco.py [--rows 5000] [--cores 2]
 """
