@@ -49,14 +49,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
-from transformers.utils import logging as transformers_logging  # noqa: E402
-
-transformers_logging.disable_progress_bar()  # "Loading weights" bars of every stand-in model
 
 #: Every metric this script times, in order (text metrics first: they need no model).
 METRICS = ("bleu", "rouge", "cider", "meteor", "smurf", "bert_tbr", "bertscore", "clip_score", "polos", "umic",
@@ -324,6 +320,9 @@ def main() -> None:
                         help="forward-pass precision of every model metric that declares a dtype option")
     parser.add_argument("--output", help="also write the rows as JSON here")
     args = parser.parse_args()
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # the "Loading weights" bars of every stand-in model
     metrics = [m for m in args.metrics.split(",") if m]
     if unknown := sorted(set(metrics) - set(METRICS)):
         parser.error(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
