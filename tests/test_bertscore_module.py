@@ -78,6 +78,7 @@ def test_every_option_changes_the_scores(minilm_path, tiny_bert_path, baselines)
         "idf_sentences": {"idf": True, "idf_sentences": ["a dog", "a dog runs", "the street"]},
         "rescale_with_baseline": {"rescale_with_baseline": True, "baseline_path": baselines[0]},
         "baseline_path": {"rescale_with_baseline": True, "baseline_path": baselines[1]},
+        "dtype": {"dtype": "bfloat16"},
     }
     # pad_like_bert_score's effect: tests/reliability/test_scores.py (it needs chosen negative similarities).
     compared_with = {"idf_sentences": "idf", "baseline_path": "rescale_with_baseline"}

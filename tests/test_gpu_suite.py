@@ -15,9 +15,13 @@ def test_gpu_suite_runs_quick_on_cpu(tmp_path):
                          env={**os.environ, "PYTHON": sys.executable}, capture_output=True, text=True)
     report = json.loads(output.read_text())
     assert run.returncode == 0 and report["passed"], run.stderr
-    assert [step["name"] for step in report["steps"]] == ["umic", "vilbertscore", "smurf", "cuda_parity"]
+    assert [step["name"] for step in report["steps"]] == ["cuda_parity", "umic", "vilbertscore", "karpathy", "text_precision"]
     assert (report["device"], report["quick"]) == ("cpu", True)
     outputs = {step["name"]: step["output"] for step in report["steps"]}
     assert "batched / one-by-one" in outputs["umic"] and "batched / one pair per forward" in outputs["vilbertscore"]
-    # The CUDA parity test skips without a GPU and passes with one.
-    assert "SPURTS" in outputs["smurf"] and ("1 skipped" if not report["cuda"] else "1 passed") in outputs["cuda_parity"]
+    assert "| bfloat16 |" in outputs["umic"] and "| bfloat16 |" in outputs["vilbertscore"]
+    assert "| polos | polos | bfloat16 |" in outputs["text_precision"]
+    assert [row["metric"] for row in report["karpathy"]] == ["bleu", "bert_tbr", "umic", "qace_img"]
+    assert all(row["captions"] == 6 and row["cold_s"] > 0 for row in report["karpathy"])
+    # The CUDA parity tests skip without a GPU (QACE's also without spaCy) and pass with one.
+    assert ("10 skipped" if not report["cuda"] else "10 passed") in outputs["cuda_parity"]

@@ -27,6 +27,7 @@ from typing import Annotated, Mapping, Sequence
 
 import numpy as np
 
+from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
 from ..inputs import device_option, number_option, path_option, sentences_option
 from ..models import model_id
@@ -36,7 +37,7 @@ from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
 from ..text.reference_corpus import IDF_SOURCES, reference_sentences
 from .matching import normalize_rows, segment_max
-from .options import Device
+from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
 MODES = ("code", "paper")
@@ -273,7 +274,7 @@ class BertTbrScorer(CaptionScorer):
                  idf: Annotated[str, Opt("IDF documents: every caption of the call (`corpus`, the paper's) or a reference "
                                          "corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus",
                  idf_sentences: Annotated[Sequence[str] | None, Opt("your own IDF documents (with idf='corpus')")] = None,
-                 device: Device = None):
+                 device: Device = None, dtype: Dtype = "float32"):
         self.mode = mode
         if idf != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
@@ -282,6 +283,7 @@ class BertTbrScorer(CaptionScorer):
         self.idf_sentences = reference_sentences(idf) if idf != "corpus" else sentences_option("idf_sentences", idf_sentences, optional=True)
         self._fixed_idf: IdfWeights | None = None
         self.device = device_option("device", device)
+        self.dtype = dtype
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
             # The unigram variant weighs no word by IDF, so IDF options do not apply.
@@ -318,7 +320,7 @@ class BertTbrScorer(CaptionScorer):
     @property
     def encoder(self) -> TextEncoder:
         """The cached encoder cut at ``layer`` (loaded on first use)."""
-        return get_text_encoder(self.model_name, layer=self.layer, device=self.device)
+        return get_text_encoder(self.model_name, layer=self.layer, device=self.device, dtype=self.dtype)
 
     def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> dict[str, EncodedCaption]:
         """Each distinct sentence encoded once, as an :class:`EncodedCaption`."""
@@ -358,4 +360,5 @@ class BertTbrScorer(CaptionScorer):
         if self.mode == "unigram":
             return {"mode": "unigram"}
         return {"model": model_id(self.model_name), "layer": self.layer, "beta": self.beta, "mode": self.mode,
-                "idf": f"given:{len(self.idf_sentences)}" if self.idf == "corpus" and self.idf_sentences else self.idf}
+                "idf": f"given:{len(self.idf_sentences)}" if self.idf == "corpus" and self.idf_sentences else self.idf,
+                **reduced_precision(self.dtype)}

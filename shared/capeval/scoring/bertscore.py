@@ -29,13 +29,14 @@ from typing import Annotated, Sequence
 
 import numpy as np
 
+from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
 from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
-from .options import Device
+from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
 #: bert_score's default layer for the models named in its documentation (``model2layers`` in its ``utils.py``);
@@ -121,7 +122,7 @@ class BERTScorer(CaptionScorer):
                                                             "for the model and layer")] = False,
                  baseline_path: Annotated[str | None, Opt("a baseline TSV (LAYER,P,R,F) for a model bert_score ships none for")] = None,
                  pad_like_bert_score: Annotated[bool, Opt("keep bert_score's padding zeros in the maxima (module docstring)")] = True,
-                 device: Device = None):
+                 device: Device = None, dtype: Dtype = "float32"):
         self.model_name = path_option("model_name", model_name)
         layer = layer_option(layer, self.model_name)
         self.layer = BERT_SCORE_LAYERS.get(self.model_name) if layer is None else layer
@@ -133,6 +134,7 @@ class BERTScorer(CaptionScorer):
             raise ValueError("baseline_path is used only with rescale_with_baseline=True")
         self.pad_like_bert_score = bool_option("pad_like_bert_score", pad_like_bert_score)
         self.device = device_option("device", device)
+        self.dtype = dtype
         if self.rescale_with_baseline and self.layer is not None:
             self.baseline()  # a missing baseline fails now, not after the model has loaded
 
@@ -143,7 +145,7 @@ class BERTScorer(CaptionScorer):
     @property
     def encoder(self) -> TextEncoder:
         """The cached encoder cut at ``layer`` (loaded on first use)."""
-        return get_text_encoder(self.model_name, layer=self.layer, device=self.device,
+        return get_text_encoder(self.model_name, layer=self.layer, device=self.device, dtype=self.dtype,
                                 tokenizer_kwargs=_tokenizer_options(self.model_name))
 
     def options(self) -> dict:
@@ -152,7 +154,7 @@ class BERTScorer(CaptionScorer):
                    "idf": self.idf}
         if self.rescale_with_baseline:
             options["rescaled"] = model_id(self.baseline_path) if self.baseline_path else "bert_score"
-        return options
+        return {**options, **reduced_precision(self.dtype)}
 
     def baseline(self) -> np.ndarray:
         """The (P, R, F) baseline of the model at the scoring layer, from ``baseline_path`` or bert_score's TSVs."""

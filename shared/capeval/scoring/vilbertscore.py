@@ -26,7 +26,6 @@ comparable** with the paper's.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from typing import Annotated, Any, Iterable, Sequence
@@ -34,7 +33,7 @@ from typing import Annotated, Any, Iterable, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, token_budget_batches
+from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
@@ -161,11 +160,32 @@ def average_over_references(precision: Sequence[float] | np.ndarray, recall: Seq
     return float(np.mean(precision)), float(np.mean(recall)), float(np.mean(f1))
 
 
-def _image_key(regions: RegionFeatures) -> str:
-    """Content hash of the model's image input, so equal images given twice are encoded once."""
-    digest = hashlib.sha1(np.ascontiguousarray(regions.features).tobytes())
-    digest.update(np.ascontiguousarray(regions.vilbert_loc5()).tobytes())
-    return digest.hexdigest()
+def first_equal_images(regions: Sequence[RegionFeatures]) -> list[int]:
+    """Per item, the index of the first item with the same model input (features and locations), so an image given
+    twice is encoded once. The same object is recognised by identity; different objects are compared in full only
+    when their shapes, locations and first feature row agree (a cheap signature), so distinct images cost no hashing.
+
+    >>> a = RegionFeatures.from_pixel_boxes(np.ones((2, 4)), [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> b = RegionFeatures.from_pixel_boxes(np.ones((2, 4)), [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> c = RegionFeatures.from_pixel_boxes(np.ones((2, 4)) * [1, 1, 1, 2], [[0, 0, 5, 5]] * 2, 10, 10)
+    >>> first_equal_images([a, b, c, a, c])
+    [0, 0, 2, 0, 2]
+    """
+    by_object: dict[int, int] = {}
+    by_signature: dict[tuple, list[int]] = {}
+    firsts = []
+    for index, item in enumerate(regions):
+        if id(item) not in by_object:
+            locations = item.vilbert_loc5()
+            # The stored dtype is part of the input: code mode rounds the mean of fp16 features to fp16.
+            signature = (item.features.shape, item.features.dtype.str, item.features[0].tobytes(), locations.tobytes())
+            candidates = by_signature.setdefault(signature, [])
+            match = next((j for j in candidates if np.array_equal(regions[j].features, item.features)), None)
+            if match is None:
+                candidates.append(index)
+            by_object[id(item)] = index if match is None else match
+        firsts.append(by_object[id(item)])
+    return firsts
 
 
 class VilbertScoreScorer(CaptionScorer):
@@ -305,18 +325,23 @@ class VilbertScoreScorer(CaptionScorer):
             batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False)
         else:
             batches = length_batches(pairs, batch_size, lengths, longest_first=False)
+
+        def model_inputs(batch: list[tuple[str, int]]) -> tuple[torch.Tensor, ...]:
+            input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
+            features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
+            locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
+            return input_ids, text_mask, features, locations, image_mask
+
         with torch.inference_mode():
-            for batch in progress(batches, desc="ViLBERTScore", show=show_progress):
-                input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
-                features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
-                locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
-                tensors = (t.to(self.device) for t in (input_ids, text_mask, features, locations, image_mask))
+            for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="ViLBERTScore", show=show_progress):
                 with autocast_forward(self.device, self.dtype):
-                    states = model(*tensors, task_id=task_id, blocks=self.layer)[-1].float()
+                    states = model(*(t.to(self.device) for t in tensors), task_id=task_id, blocks=self.layer)[-1].float()
                 require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
+                # Every row normalised on the device and copied back once per batch (not once per pair).
+                unit = normalize_rows(states).cpu().numpy()
                 for row, (caption, image) in enumerate(batch):
                     rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
-                    encoded[caption, image] = (normalize_rows(states[row, rows.start : rows.stop]).cpu().numpy(), rows)
+                    encoded[caption, image] = (unit[row, rows.start : rows.stop], rows)
         return encoded
 
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
@@ -325,8 +350,7 @@ class VilbertScoreScorer(CaptionScorer):
             raise ValueError("ViLBERTScore needs references: pass one list of reference captions per prediction")
         regions, source = self._regions(len(predictions), images, region_features, show_progress)
         # One index per distinct image, so a caption shared by predictions of the same image is encoded once.
-        first_of_image: dict[str, int] = {}
-        image_of = [first_of_image.setdefault(_image_key(item), i) for i, item in enumerate(regions)]
+        image_of = first_equal_images(regions)
         pairs = list(dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (predictions[i], *refs)))
         encoded = self.encode(pairs, regions, batch_size=batch_size, show_progress=show_progress)
         columns: dict[str, list[float]] = {"precision": [], "recall": [], "f1": []}

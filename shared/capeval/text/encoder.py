@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import torch
 
 from ..backbones.common import length_batches
+from ..backbones.precision import autocast_forward
 from ..finite import require_finite
 from ..inputs import int_option
 from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
@@ -147,6 +148,8 @@ class TextEncoder:
             ``None`` = the last layer. Layers above it are not run.
         attentions: load with ``attn_implementation="eager"`` so attentions can be returned.
         device: ``None`` = CUDA when available.
+        dtype: precision of the forward pass (:func:`~capeval.backbones.precision.autocast_forward`);
+            hidden states and attentions come back in float32 either way.
         model_max_length: truncation length (default: the tokenizer's, else 512).
         tokenizer_kwargs: extra arguments for ``AutoTokenizer.from_pretrained``
             (e.g. ``{"add_prefix_space": True}``).
@@ -166,11 +169,14 @@ class TextEncoder:
         layer: int | None = None,
         attentions: bool = False,
         device: str | torch.device | None = None,
+        dtype: str = "float32",
         model_max_length: int | None = None,
         tokenizer_kwargs: dict | None = None,
     ):
         self.name_or_path = str(name_or_path)
         self.device = resolve_device(device)
+        autocast_forward(self.device, dtype)  # an unknown dtype fails before the model loads
+        self.dtype = dtype
         self.tokenizer = load_hf_tokenizer(self.name_or_path, model_max_length=model_max_length, **(tokenizer_kwargs or {}))
         full = load_hf_model(self.name_or_path, attn_implementation="eager" if attentions else None, device=self.device)
         self.num_layers = int(getattr(full.config, "num_hidden_layers", getattr(full.config, "n_layers", 0)))
@@ -227,12 +233,13 @@ class TextEncoder:
                     seq = id_lists[index]
                     ids[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
                     mask[row, : len(seq)] = 1 if attention_masks is None else torch.as_tensor(list(attention_masks[index]), dtype=torch.long)
-                out = self.model(
-                    input_ids=ids.to(self.device),
-                    attention_mask=mask.to(self.device),
-                    output_hidden_states=return_hidden and self.attentions,
-                    output_attentions=self.attentions,
-                )
+                with autocast_forward(self.device, self.dtype):
+                    out = self.model(
+                        input_ids=ids.to(self.device),
+                        attention_mask=mask.to(self.device),
+                        output_hidden_states=return_hidden and self.attentions,
+                        output_attentions=self.attentions,
+                    )
                 if return_hidden:
                     hidden = out.hidden_states[self.layer] if self.attentions else out.last_hidden_state
                     hidden = hidden.float().cpu()
@@ -284,16 +291,18 @@ def get_text_encoder(
     layer: int | None = None,
     attentions: bool = False,
     device: str | torch.device | None = None,
+    dtype: str = "float32",
     model_max_length: int | None = None,
     tokenizer_kwargs: dict | None = None,
 ) -> TextEncoder:
-    """The process-wide cached :class:`TextEncoder` for these options."""
+    """The process-wide cached :class:`TextEncoder` for these options (one per ``dtype``, each with its own
+    encoding cache, all sharing the model's weights)."""
     options = tuple(sorted((tokenizer_kwargs or {}).items()))
-    key = ("text-encoder", str(name_or_path), layer, attentions, str(resolve_device(device)), model_max_length, options)
+    key = ("text-encoder", str(name_or_path), layer, attentions, str(resolve_device(device)), dtype, model_max_length, options)
     return cached(
         key,
         lambda: TextEncoder(
-            name_or_path, layer=layer, attentions=attentions, device=device,
+            name_or_path, layer=layer, attentions=attentions, device=device, dtype=dtype,
             model_max_length=model_max_length, tokenizer_kwargs=tokenizer_kwargs,
         ),
     )

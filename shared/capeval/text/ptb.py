@@ -177,7 +177,9 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     position = 0
     while match := TOKEN.search(sentence, position):
         token, position = match.group().lower().replace(" ", "\u00a0"), match.end()
-        if token in BRACKETS:
+        if token.isalnum():  # most tokens: a plain word, which none of the rules below changes
+            tokens += SPLIT_WORDS.get(token, (token,))
+        elif token in BRACKETS:
             tokens.append(BRACKETS[token])
         elif SMILEY_TOKEN.fullmatch(match.group()):
             tokens.append(token.replace("(", "-lrb-").replace(")", "-rrb-"))
@@ -207,13 +209,16 @@ def plain_line_tokens(line: str, following: str) -> list[str]:
     stripped = line.rstrip(" ")
     if not stripped.endswith("."):
         return split_words(stripped.lower().split())
-    *words, last = stripped[:-1].split()
-    token, gives_back_period = word_with_period(last + ".", line[len(stripped):] + following)
-    return split_words([word.lower() for word in words] + [token]) + (["."] if gives_back_period else [])
+    words = stripped[:-1].lower().split()
+    # The last word with its period, in its own case (lowercasing ASCII keeps every position).
+    words[-1], gives_back_period = word_with_period(stripped[-1 - len(words[-1]):], line[len(stripped):] + following)
+    return split_words(words) + (["."] if gives_back_period else [])
 
 
 def split_words(tokens: list[str]) -> list[str]:
     """The tokens with "cannot", "gonna", ... split in two, as the lexer splits them."""
+    if SPLIT_WORDS.keys().isdisjoint(tokens):
+        return tokens
     return [part for token in tokens for part in SPLIT_WORDS.get(token, (token,))]
 
 
@@ -224,7 +229,7 @@ def coco_tokenize(sentence: str, following: str = "") -> str:
     >>> coco_tokenize("A man (in a red shirt) isn't riding the dog's bike.")
     "a man -lrb- in a red shirt -rrb- is n't riding the dog 's bike"
     """
-    return " ".join(t for t in ptb_tokens(one_line(sentence), following) if t not in COCO_PUNCTUATION)
+    return " ".join([t for t in ptb_tokens(one_line(sentence), following) if t not in COCO_PUNCTUATION])
 
 
 def one_line(sentence: str) -> str:
@@ -279,7 +284,8 @@ def python_tokenize(sentences: tuple[str, ...]) -> list[str]:
     """:func:`ptb_tokenize` in pure Python (``backend="python"``), every time it is called."""
     lines = [one_line(s) for s in sentences]
     # What follows a line, as far as the lexer looks: the next line and the line break after it.
-    return [coco_tokenize(line, "".join("\n" + s for s in lines[i + 1:i + 3])) for i, line in enumerate(lines)]
+    broken = ["\n" + line for line in lines]
+    return [coco_tokenize(line, "".join(broken[i + 1:i + 3])) for i, line in enumerate(lines)]
 
 
 TOKENIZERS = ("ptb", "ptb-java", "none")
