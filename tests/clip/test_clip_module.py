@@ -5,6 +5,7 @@ import pytest
 from PIL import Image
 
 import capeval
+from capeval.backbones import clip as clip_backbone
 from capeval.backbones.clip import load_clip_encoder
 from capeval.models import ModelUnavailableError
 from capeval.scoring.clip import ClipScoreScorer, PacScoreScorer, harmonic_mean
@@ -78,10 +79,12 @@ def test_pac_score_is_clip_s_with_the_checkpoint_weights_and_w_2(pac_checkpoint,
 def test_each_text_and_image_encoded_once_and_texts_remembered(spread_clip, monkeypatch):
     scorer = ClipScoreScorer(model_name=spread_clip, device="cpu", w=2.0)  # w: its own scorer, the shared encoder
     encoder = scorer.encoder()
+    encoder._text_cache.clear()  # other tests' calls fill the shared encoder's cache
     encoded_texts, decoded_images = [], []
-    encode_ids, pixels = encoder._encode_ids, encoder.pixels
+    encode_ids, open_image = encoder._encode_ids, clip_backbone.open_image
     monkeypatch.setattr(encoder, "_encode_ids", lambda ids: encoded_texts.extend(ids) or encode_ids(ids))
-    monkeypatch.setattr(encoder, "pixels", lambda items, **kw: decoded_images.extend(items) or pixels(items, **kw))
+    # Decoded in this process: no image-decoding workers on CPU by default.
+    monkeypatch.setattr(clip_backbone, "open_image", lambda item, **kw: decoded_images.append(item) or open_image(item, **kw))
     zoo = image_zoo()
     captions = ["a cat sits on the sofa", "a man riding a horse", "a cat sits on the sofa"]
     first = scorer.score(captions, [["a cat on a sofa"], ["a man riding a horse"], ["a cat"]],
@@ -126,7 +129,7 @@ def test_bad_inputs_give_one_clear_error(clip_score, call, error, message):
 @pytest.mark.parametrize("options, message", [
     (dict(w=0), r"w must be a number in \(0.0, ∞\)"),
     (dict(mode="openai"), r"mode must be one of \('code', 'hf'\)"),
-    (dict(dtype="bfloat16"), r"dtype must be one of \('float32', 'float16'\)"),
+    (dict(dtype="float64"), r"dtype must be one of \(.float32., .bfloat16., .float16.\)"),
     (dict(prefix=None), "prefix must be a string"),
     (dict(model_name="./no-such-clip"), "model_name='./no-such-clip': no such file or folder"),
 ])

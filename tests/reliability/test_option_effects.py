@@ -67,9 +67,10 @@ ELSEWHERE = {
     "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
     "dtype": "reduced precision against float32, and in the hashcode: tests/vision/test_vision_umic_precision.py, "
-             "tests/vilbert/test_vilbertscore_precision.py, tests/test_text_precision.py, tests/test_polos.py "
-             "(and BERT-TBR's case above)",
+             "tests/vilbert/test_vilbertscore_precision.py, tests/test_text_precision.py, tests/test_polos.py, "
+             "tests/clip/test_clip_gpu_path.py, tests/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
+    "num_workers": "image decoding only, the same numbers by design: tests/clip/test_clip_gpu_path.py",
 }
 
 

@@ -17,7 +17,12 @@ are. Either way text features are pooled at the **first** ``<|endoftext|>`` (so 
 as OpenAI's ``encode_text`` does.
 
 :class:`ClipEncoder` encodes batches, each distinct image and text once per call, and keeps text features in a
-bounded cache across calls. :func:`openai_to_transformers` maps an OpenAI-layout state dict (the layout of PAC-S's
+bounded cache across calls. Images are decoded and preprocessed in a ``torch.utils.data.DataLoader``
+(:class:`ImagePixels`), in worker processes when asked, so decoding overlaps the forward pass. The model's weights
+stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast``
+(:func:`~capeval.backbones.precision.autocast_forward`) and features come back as float32.
+
+:func:`openai_to_transformers` maps an OpenAI-layout state dict (the layout of PAC-S's
 ``clip_ViT-B-32.pth``) onto ``CLIPModel``'s keys; :func:`transformers_to_openai` is its inverse.
 """
 
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import html
+import multiprocessing
 import os
 import threading
 from pathlib import Path
@@ -35,8 +41,9 @@ import regex
 import torch
 
 from ..models import cached, load_pretrained, resolve_device
-from ..vision.images import image_digest, open_image
+from ..vision.images import ImageLoadError, image_digest, open_image
 from .common import length_batches, load_checked, pad_ids, read_state_dict
+from .precision import autocast_forward
 
 #: OpenAI CLIP's context length: token ids per text, ``<|startoftext|>`` and ``<|endoftext|>`` included.
 CONTEXT_LENGTH = 77
@@ -49,7 +56,9 @@ DEFAULT_MODEL = "openai/clip-vit-base-patch32"
 START_OF_TEXT, END_OF_TEXT = "<|startoftext|>", "<|endoftext|>"
 #: Text features kept across calls per encoder (512 floats each for ViT-B/32: ~40 MB).
 TEXT_CACHE_SIZE = 20_000
-DTYPES = {"float32": torch.float32, "float16": torch.float16}
+#: At most this many image-decoding workers by default on CUDA: on an H100, 4 took CLIP-S with one image per caption
+#: from 176 to 283 captions/s (docs/speed.md).
+MAX_DEFAULT_WORKERS = 4
 
 
 def clean_text(text: str) -> str:
@@ -195,17 +204,83 @@ def transformers_to_openai(state: dict[str, torch.Tensor]) -> dict[str, torch.Te
 # --------------------------------------------------------------------------- the encoder
 
 
+def preprocessed_pixels(image: Any, *, mode: str, image_processor: Any = None) -> np.ndarray:
+    """3 × 224 × 224 float32 pixels of a PIL image: :func:`released_pixels` (mode ``"code"``) or ``image_processor``
+    (a ``CLIPImageProcessor``, mode ``"hf"``)."""
+    if mode == "code":
+        return released_pixels(image)
+    return np.asarray(image_processor(images=[image], return_tensors="np")["pixel_values"][0], dtype=np.float32)
+
+
+class ImagePixels(torch.utils.data.Dataset):
+    """Images decoded as stored and preprocessed (:func:`preprocessed_pixels`) when indexed, for a ``DataLoader``
+    whose workers decode ahead of the forward pass (``rgb_first``: converted to RGB before the preprocessing, as
+    Polos' released code receives them). An image that cannot be decoded gives its
+    :class:`~capeval.vision.images.ImageLoadError` as the item, so the caller raises it as it is rather than wrapped
+    in a worker's traceback.
+
+    >>> from PIL import Image
+    >>> pixels = ImagePixels([Image.new("RGB", (300, 200)), b"not an image"], ["images[0]", "images[1]"], mode="code")
+    >>> pixels[0].shape, pixels[1]
+    ((3, 224, 224), ImageLoadError('images[1]: could not decode a bytes as an image (UnidentifiedImageError: cannot identify image file <_io.BytesIO object at ...>)'))
+    """
+
+    def __init__(self, items: Sequence[Any], names: Sequence[str], *, mode: str, image_processor: Any = None,
+                 rgb_first: bool = False):
+        self.items, self.names = list(items), list(names)
+        self.mode, self.image_processor, self.rgb_first = mode, image_processor, rgb_first
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> np.ndarray | ImageLoadError:
+        try:
+            image = open_image(self.items[index], name=self.names[index])
+        except ImageLoadError as error:
+            return error
+        if self.rgb_first:
+            image = image.convert("RGB")
+        return preprocessed_pixels(image, mode=self.mode, image_processor=self.image_processor)
+
+
+def stack_pixels(batch: Sequence[np.ndarray | ImageLoadError]) -> torch.Tensor | ImageLoadError:
+    """A DataLoader batch of :class:`ImagePixels` items: N × 3 × 224 × 224, or the first item's decoding error."""
+    arrays = []
+    for item in batch:
+        if isinstance(item, ImageLoadError):
+            return item
+        arrays.append(item)
+    return torch.from_numpy(np.stack(arrays))
+
+
+def decoded(batch: torch.Tensor | ImageLoadError) -> torch.Tensor:
+    """The pixels of a :func:`stack_pixels` batch; its decoding error raised."""
+    if isinstance(batch, ImageLoadError):
+        raise batch
+    return batch
+
+
+def default_image_workers(device: torch.device) -> int:
+    """Image-decoding worker processes when none are asked for: on CUDA one per CPU core but one, at most
+    :data:`MAX_DEFAULT_WORKERS`, so decoding overlaps the GPU's forward pass; none on CPU (workers would take cores
+    from the forward pass) or inside a daemonic process (which cannot start children)."""
+    if device.type != "cuda" or multiprocessing.current_process().daemon:
+        return 0
+    return max(0, min(MAX_DEFAULT_WORKERS, (os.cpu_count() or 1) - 1))
+
+
 class ClipEncoder:
     """A ``CLIPModel`` with its tokenizer (and image processor for mode ``"hf"``) that turns captions and images into
-    projected features, batched; text features stay in a bounded cache (keyed by token ids) across calls."""
+    projected float32 features, batched; text features stay in a bounded cache (keyed by token ids) across calls.
+    ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay as loaded)."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None):
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None, dtype: str = "float32"):
         self.model: Any = model  # a CLIPModel: its text_projection and vision_model are called
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
         self.device = next(model.parameters()).device
-        self.dtype = next(model.parameters()).dtype
+        self.dtype = dtype
         self._text_cache: collections.OrderedDict[tuple[int, ...], np.ndarray] = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -216,15 +291,17 @@ class ClipEncoder:
     def _encode_ids(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
         ids, mask = pad_ids(id_lists)
         ids, mask = ids.to(self.device), mask.to(self.device)
-        hidden = self.model.text_model(input_ids=ids, attention_mask=mask).last_hidden_state
-        # Pooled at the first end-of-text id, wherever padding or a caption's own <|endoftext|> puts later ones.
-        first_end = (ids == self.end_id).int().argmax(dim=1)
-        pooled = hidden[torch.arange(len(ids), device=self.device), first_end]
-        return self.model.text_projection(pooled).cpu().numpy()
+        with autocast_forward(self.device, self.dtype):
+            hidden = self.model.text_model(input_ids=ids, attention_mask=mask).last_hidden_state
+            # Pooled at the first end-of-text id, wherever padding or a caption's own <|endoftext|> puts later ones.
+            first_end = (ids == self.end_id).int().argmax(dim=1)
+            pooled = hidden[torch.arange(len(ids), device=self.device), first_end]
+            features = self.model.text_projection(pooled)
+        return features.float().cpu().numpy()
 
     def text_features(self, texts: Sequence[str], *, mode: str, batch_size: int) -> np.ndarray:
-        """One projected feature row per text (in the model's dtype), each distinct token sequence encoded once
-        and remembered for later calls."""
+        """One projected float32 feature row per text, each distinct token sequence encoded once and remembered for
+        later calls."""
         keys = [tuple(ids) for ids in self.token_ids(texts, mode)]
         with self._lock:
             found = {key: self._text_cache[key] for key in dict.fromkeys(keys) if key in self._text_cache}
@@ -240,31 +317,34 @@ class ClipEncoder:
         return np.stack([found[key] for key in keys])
 
     def pixels(self, items: Sequence[Any], *, mode: str, names: Sequence[str], rgb_first: bool = False) -> np.ndarray:
-        """N × 3 × 224 × 224 float32 pixels of images opened as stored (``rgb_first``: converted to RGB before the
-        preprocessing, as Polos' released code receives them)."""
-        opened = [open_image(item, name=name) for item, name in zip(items, names)]
-        if rgb_first:
-            opened = [image.convert("RGB") for image in opened]
-        if mode == "code":
-            return np.stack([released_pixels(image) for image in opened])
-        return np.asarray(self.image_processor(images=opened, return_tensors="np")["pixel_values"], dtype=np.float32)
+        """N × 3 × 224 × 224 float32 pixels of images opened as stored (``rgb_first``: see :class:`ImagePixels`),
+        decoded in this process."""
+        dataset = ImagePixels(items, names, mode=mode, image_processor=self.image_processor, rgb_first=rgb_first)
+        return decoded(stack_pixels([dataset[i] for i in range(len(dataset))])).numpy()
 
     @torch.inference_mode()
-    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False) -> np.ndarray:
-        """One projected feature row per image (in the model's dtype), each distinct image decoded and encoded once
-        (``rgb_first``: see :meth:`pixels`)."""
+    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False,
+                       num_workers: int | None = 0) -> np.ndarray:
+        """One projected float32 feature row per image, each distinct image decoded and encoded once (``rgb_first``:
+        see :class:`ImagePixels`). ``num_workers`` processes decode and preprocess images ahead of the forward pass
+        (0: this process, between batches; ``None``: :func:`default_image_workers`); the features do not depend on
+        it."""
         digests = [image_digest(item, name=f"images[{i}]") for i, item in enumerate(images)]
         first: dict[str, int] = {}
         for i, digest in enumerate(digests):
             first.setdefault(digest, i)
         distinct = list(first.values())
+        workers = default_image_workers(self.device) if num_workers is None else num_workers
+        dataset = ImagePixels([images[i] for i in distinct], [f"images[{i}]" for i in distinct], mode=mode,
+                              image_processor=self.image_processor, rgb_first=rgb_first)
+        loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=min(workers, len(dataset)),
+                                             collate_fn=stack_pixels, pin_memory=self.device.type == "cuda")
         rows = []
-        for start in range(0, len(distinct), batch_size):
-            batch = distinct[start : start + batch_size]
-            pixels = self.pixels([images[i] for i in batch], mode=mode, names=[f"images[{i}]" for i in batch],
-                                 rgb_first=rgb_first)
-            pooled = self.model.vision_model(pixel_values=torch.from_numpy(pixels).to(self.device, self.dtype)).pooler_output
-            rows.append(self.model.visual_projection(pooled).cpu().numpy())
+        for pixels in loader:
+            with autocast_forward(self.device, self.dtype):
+                pooled = self.model.vision_model(pixel_values=decoded(pixels).to(self.device, non_blocking=True)).pooler_output
+                features = self.model.visual_projection(pooled)
+            rows.append(features.float().cpu().numpy())
         features = np.concatenate(rows)
         position = {digest: row for row, digest in enumerate(first)}
         return features[[position[digest] for digest in digests]]
@@ -280,7 +360,7 @@ def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor]
                        mode: str = "code", dtype: str = "float32", device: str | torch.device | None = None) -> ClipEncoder:
     """A :class:`ClipEncoder` (not cached) with the config and tokenizer of ``model_name`` (hub id or folder) and
     either its weights or, given ``openai_state``, that OpenAI-layout state dict's, which must replace every weight
-    (``what`` names it in errors)."""
+    (``what`` names it in errors). The weights are float32; ``dtype`` is the forward passes' precision."""
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
 
     if openai_state is None:
@@ -288,25 +368,30 @@ def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor]
     else:
         model = CLIPModel(load_pretrained(CLIPConfig, model_name, what="CLIP config")).float()
         load_checked(model, openai_to_transformers(openai_state), what=what)
-    model = model.to(resolve_device(device), DTYPES[dtype]).eval()
+    model = model.to(resolve_device(device)).eval()
     processor = load_pretrained(CLIPImageProcessor, model_name, what="CLIP image processor") if mode == "hf" else None
-    return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor)
+    return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor, dtype=dtype)
 
 
 def load_clip_encoder(model_name: str, *, checkpoint: str | None = None, mode: str = "code", dtype: str = "float32",
                       device: str | torch.device | None = None) -> ClipEncoder:
     """The :class:`ClipEncoder` of ``model_name`` (hub id or folder: config, tokenizer and, without ``checkpoint``,
     weights), cached process-wide. ``checkpoint`` is a ``torch.save`` file (path or URL) holding an OpenAI-layout
-    ``state_dict`` that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth`` does."""
+    ``state_dict`` that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth`` does. Encoders of every ``dtype``
+    share one float32 model (each has its own text cache)."""
     target = resolve_device(device)
-    key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), mode, dtype, str(target))
+    key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), mode, str(target))
     what = "CLIP checkpoint (an OpenAI-layout state_dict, e.g. PAC-S's clip_ViT-B-32.pth)"
 
     def build() -> ClipEncoder:
         state = None if checkpoint is None else read_state_dict(checkpoint, what=what, entry="state_dict")
-        return build_clip_encoder(model_name, openai_state=state, what=what, mode=mode, dtype=dtype, device=target)
+        return build_clip_encoder(model_name, openai_state=state, what=what, mode=mode, device=target)
 
-    return cached(key, build)
+    exact = cached(key, build)
+    if dtype == "float32":
+        return exact
+    return cached((*key, dtype),
+                  lambda: ClipEncoder(exact.model, exact.tokenizer, image_processor=exact.image_processor, dtype=dtype))
 
 
 # --------------------------------------------------------------------------- small random CLIPs (tests, examples)

@@ -11,6 +11,9 @@ fed ``inputs_embeds``:
   "image :"); then one slot per region. The mask is 1 everywhere except the text padding;
 * embeddings: T5's shared token embedding for the 66 ids, ``img_emb`` for the regions, concatenated; T5's
   relative position bias covers all positions (no extra position embedding or LayerNorm);
+* attention: transformers' fused ``scaled_dot_product_attention`` path (``attn_implementation="sdpa"``), the same
+  math as the released eager T5: softmax(q·kᵀ + position bias + mask)·v with no 1/√d scaling (``scale=1.0``; T5
+  folds it into its initialisation), the relative position bias passed as the additive mask;
 * decoding: greedy with ``max_length=20`` (transformers 4.4.1's default, which the released code relied on:
   the start token plus at most 19 new tokens); the answer is the decoded text with ``<pad>`` and ``</s>``
   removed and its first character (a space) cut off; the answerability is 1 − P(token 73) at the first
@@ -42,6 +45,7 @@ from ..models import ModelUnavailableError, cached, load_hf_tokenizer, load_pret
 from ..progress import progress
 from ..vision.regions import RegionFeatures
 from .common import pad_rows
+from .precision import autocast_forward
 
 #: The released checkpoint (a zip holding an HF folder) and the tokenizer it was trained with.
 #: Neither its host nor the authors publish a SHA-256, and none is pinned here (the file could not be fetched to
@@ -232,17 +236,20 @@ def read_image_projection(folder: Path) -> nn.Linear:
     return projection
 
 
-def load_visual_t5(source: str | os.PathLike = DEFAULT_CHECKPOINT, *, device: str | torch.device | None = None) -> VisualT5:
+def load_visual_t5(source: str | os.PathLike = DEFAULT_CHECKPOINT, *, device: str | torch.device | None = None,
+                   attention: str = "sdpa") -> VisualT5:
     """A Visual-T5 (folder, ``.zip`` or URL; see :func:`visual_t5_folder`) in fp32 eval mode on ``device``,
-    shared through capeval's process-wide model cache."""
+    shared through capeval's process-wide model cache. ``attention``: transformers' ``attn_implementation``
+    (``"sdpa"``, the fused kernel, or ``"eager"``, the released arithmetic step by step; the same math)."""
     target = resolve_device(device)
 
     def build() -> VisualT5:
         folder = visual_t5_folder(source)
-        t5 = load_pretrained(_T5WithoutImageProjection, str(folder), what="Visual-T5 checkpoint", dtype=torch.float32)
+        t5 = load_pretrained(_T5WithoutImageProjection, str(folder), what="Visual-T5 checkpoint", dtype=torch.float32,
+                             attn_implementation=attention)
         return VisualT5(t5, read_image_projection(folder)).to(target).eval()
 
-    return cached(("visual-t5", os.fspath(source), str(target)), build)
+    return cached(("visual-t5", os.fspath(source), str(target), attention), build)
 
 
 class VisualT5Answerer:
@@ -250,14 +257,18 @@ class VisualT5Answerer:
 
     ``checkpoint``: see :func:`load_visual_t5`; ``tokenizer``: hub id or folder (the released model used
     ``t5-small``'s); ``prompt``: text put before each question (default the QACE demo's ``"visual answer: "``;
-    ``""`` gives the VQA demo's bare question).
+    ``""`` gives the VQA demo's bare question); ``dtype``: the precision of the forward passes (``torch.autocast``,
+    :func:`~capeval.backbones.precision.autocast_forward`; the weights stay float32); ``attention``: see
+    :func:`load_visual_t5`.
     """
 
     def __init__(self, checkpoint: str | os.PathLike = DEFAULT_CHECKPOINT, tokenizer: str = DEFAULT_TOKENIZER, *,
-                 prompt: str = DEFAULT_PROMPT, device: str | torch.device | None = None):
+                 prompt: str = DEFAULT_PROMPT, device: str | torch.device | None = None, dtype: str = "float32",
+                 attention: str = "sdpa"):
         self.device = resolve_device(device)
+        self.dtype = dtype
         self.checkpoint = str(checkpoint)
-        self.model = load_visual_t5(checkpoint, device=self.device)
+        self.model = load_visual_t5(checkpoint, device=self.device, attention=attention)
         self.tokenizer = load_hf_tokenizer(str(tokenizer))
         self.prompt = prompt
         vocab = self.model.t5.config.vocab_size
@@ -295,7 +306,8 @@ class VisualT5Answerer:
             for start in progress(range(0, len(questions), batch_size), desc="Visual-T5", show=show_progress):
                 chunk = slice(start, start + batch_size)
                 inputs = self.encoder_inputs(questions[chunk], regions[chunk])
-                sequences, answerability = self.model.generate(*(t.to(self.device) for t in inputs))
+                with autocast_forward(self.device, self.dtype):
+                    sequences, answerability = self.model.generate(*(t.to(self.device) for t in inputs))
                 require_finite(answerability, items=questions[chunk], what="first-step answer scores", model=self.checkpoint)
                 results += [(decode_like_demo(self.tokenizer, seq, cut=1), float(a)) for seq, a in zip(sequences, answerability)]
         return results

@@ -26,21 +26,21 @@ from typing import Annotated, Any, ClassVar, Literal
 import numpy as np
 
 from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, load_clip_encoder
+from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import device_option, number_option, path_option
+from ..inputs import device_option, int_option, number_option, path_option
 from ..models import model_id, resolve_device
-from .options import Device
+from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
 #: Captions or images per forward pass.
 DEFAULT_BATCH_SIZE = 64
 Mode = Literal["code", "hf"]
-Dtype = Literal["float32", "float16"]
 
 
 def unit_rows(features: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norms, in the features' own dtype (float16 stays float16, as released)."""
+    """Rows divided by their L2 norms, in the features' own dtype."""
     return features / np.sqrt(np.sum(features ** 2, axis=1, keepdims=True))
 
 
@@ -54,6 +54,11 @@ def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np
 #: The options CLIP-S and PAC-S share.
 Prefix = Annotated[str, Opt("text put before every caption and reference")]
 ClipMode = Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transformers' processor as is", choices=("code", "hf"))]
+#: CLIP-S's precision: the released code ran float16 weights on CUDA, float32 on CPU (see the card).
+ClipDtype = Annotated[str, Opt("precision of the forward passes (torch.autocast); features and scores in float32. float32: "
+                               "the released CPU arithmetic (on CUDA it cast the model to float16)", choices=DTYPES)]
+ImageWorkers = Annotated[int | None, Opt("processes decoding images ahead of the forward pass (DataLoader workers); "
+                                         "None: up to 4 on CUDA, 0 on CPU. Scores do not depend on it")]
 
 
 class ClipScoreScorer(CaptionScorer):
@@ -62,8 +67,9 @@ class ClipScoreScorer(CaptionScorer):
     ``model_name``: hub id or folder of a transformers ``CLIPModel`` with its tokenizer; ``w``: the scale of the
     image term; ``prefix``: put before every caption and reference (a space is added unless it ends in one; ``""``:
     none); ``mode``: ``"code"`` prepares text and images as the released code does, ``"hf"`` with transformers'
-    tokenizer and image processor as they are; ``dtype``: ``"float16"`` runs the model (and the numpy
-    normalisation) in half precision as the released code does on CUDA.
+    tokenizer and image processor as they are; ``dtype``: ``"bfloat16"`` or ``"float16"`` run the forward passes
+    under ``torch.autocast`` (features, normalisation and scores stay float32); ``num_workers``: processes that decode
+    images while the model runs (:meth:`~capeval.backbones.clip.ClipEncoder.image_features`).
     """
 
     metric, title = "clip_score", "CLIP-S / RefCLIP-S"
@@ -81,8 +87,7 @@ class ClipScoreScorer(CaptionScorer):
     def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)")] = 2.5,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
-                 dtype: Annotated[Dtype, Opt("model precision; float16 is the released code's CUDA path",
-                                             choices=("float32", "float16"))] = "float32"):
+                 dtype: ClipDtype = "float32", num_workers: ImageWorkers = None):
         self.model_name = path_option("model_name", model_name)
         self.w = number_option("w", w, low=0.0, low_open=True)
         if not isinstance(prefix, str):
@@ -91,6 +96,7 @@ class ClipScoreScorer(CaptionScorer):
         self.mode = mode
         self.device = resolve_device(device_option("device", device))
         self.dtype = dtype
+        self.num_workers = int_option("num_workers", num_workers, minimum=0, optional=True)
 
     def encoder(self) -> ClipEncoder:
         """The model with its tokenizer (cached process-wide, loaded on first use)."""
@@ -103,7 +109,7 @@ class ClipScoreScorer(CaptionScorer):
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         encoder = self.encoder()
         weights = getattr(self, "checkpoint", None) or self.model_name  # PAC-S's weights replace the model's
-        image_features = encoder.image_features(images, mode=self.mode, batch_size=batch_size)
+        image_features = encoder.image_features(images, mode=self.mode, batch_size=batch_size, num_workers=self.num_workers)
         require_finite(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
         texts = [self.prefix + caption for caption in predictions]
         if references is not None:
@@ -140,9 +146,9 @@ class PacScoreScorer(ClipScoreScorer):
                  model_name: Annotated[str, Opt("hub id or folder of the CLIP config and tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine")] = 2.0,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
-                 dtype: Annotated[Dtype, Opt("model precision (the released PAC-S runs float32)",
-                                             choices=("float32", "float16"))] = "float32"):
-        super().__init__(model_name=model_name, w=w, prefix=prefix, mode=mode, device=device, dtype=dtype)
+                 dtype: Dtype = "float32", num_workers: ImageWorkers = None):
+        super().__init__(model_name=model_name, w=w, prefix=prefix, mode=mode, device=device, dtype=dtype,
+                         num_workers=num_workers)
         self.checkpoint = None if checkpoint is None else path_option("checkpoint", checkpoint)
 
     def encoder(self) -> ClipEncoder:

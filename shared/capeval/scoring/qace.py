@@ -33,6 +33,7 @@ import torch
 from transformers import T5ForConditionalGeneration
 
 from ..backbones.common import length_batches, pad_ids
+from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
                                    VisualT5Answerer, decode_like_demo, greedy_generate)
 from ..declaration import Opt
@@ -44,7 +45,7 @@ from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
 from .bertscore import BERTScorer
-from .options import Device, Extractor, FeatureCacheDir
+from .options import Device, Dtype, Extractor, FeatureCacheDir
 from .protocol import CaptionScorer, Scores
 
 VARIANTS = ("ref", "img")
@@ -202,21 +203,26 @@ def normalize_predicted_answer(text: str) -> str:
 
 
 def load_t5(name_or_path: str, *, device: str | torch.device | None = None) -> T5ForConditionalGeneration:
-    """A T5 text-to-text model in fp32 eval mode on ``device``, shared through capeval's model cache."""
+    """A T5 text-to-text model in fp32 eval mode on ``device``, shared through capeval's model cache, with
+    transformers' fused attention (SDPA: the released eager arithmetic's math, see :mod:`capeval.backbones.visual_t5`)."""
     target = resolve_device(device)
 
     def build() -> T5ForConditionalGeneration:
-        model = load_pretrained(T5ForConditionalGeneration, name_or_path, what="T5 model", dtype=torch.float32)
+        model = load_pretrained(T5ForConditionalGeneration, name_or_path, what="T5 model", dtype=torch.float32,
+                                attn_implementation="sdpa")
         return model.to(target).eval()
 
     return cached(("t5-seq2seq", str(name_or_path), str(target)), build)
 
 
 class T5TextGenerator:
-    """Greedy text-to-text generation with one T5 checkpoint in a :class:`T5TextFormat`, batched over many inputs."""
+    """Greedy text-to-text generation with one T5 checkpoint in a :class:`T5TextFormat`, batched over many inputs;
+    ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay float32)."""
 
-    def __init__(self, name_or_path: str, text_format: T5TextFormat, *, device: str | torch.device | None = None):
+    def __init__(self, name_or_path: str, text_format: T5TextFormat, *, device: str | torch.device | None = None,
+                 dtype: str = "float32"):
         self.device = resolve_device(device)
+        self.dtype = dtype
         self.name_or_path = str(name_or_path)
         self.model = load_t5(name_or_path, device=self.device)
         self.tokenizer = load_hf_tokenizer(str(name_or_path))
@@ -240,8 +246,9 @@ class T5TextGenerator:
         with torch.inference_mode():
             for batch in progress(batches, desc=desc, show=show_progress):
                 input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=pad)
-                sequences, answerability = greedy_generate(self.model, max_length=self.format.max_length,
-                                                           input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+                with autocast_forward(self.device, self.dtype):
+                    sequences, answerability = greedy_generate(self.model, max_length=self.format.max_length,
+                                                               input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
                 require_finite(answerability, items=lambda row: self.format.render(fields[batch[row]]), what="first-step scores",
                                model=self.name_or_path)
                 for i, seq, value in zip(batch, sequences, answerability):
@@ -268,7 +275,8 @@ class QaceScorer(CaptionScorer):
     * ``bertscore_model`` / ``bertscore_layer`` (default ``bert-base-multilingual-cased``, layer 9, no IDF);
     * ``answerability``: include it in QACE; ``None`` (default) = yes for Visual-T5 and for QA models that can
       abstain (``qa_format="questeval"``), no for ``qa_format="demo"`` (trained on SQuAD v1);
-    * ``device``: default CUDA when available.
+    * ``device``: default CUDA when available; ``dtype``: the precision of the T5 and Visual-T5 forward passes
+      (``torch.autocast``; the answer-similarity BERTScore stays float32).
 
     Tiny random T5 models stand in for the real ones here (their questions and answers are gibberish):
 
@@ -318,7 +326,8 @@ class QaceScorer(CaptionScorer):
                                                             "else the last")] = None,
                  answerability: Annotated[bool | None, Opt("include answerability in QACE; None: yes for Visual-T5 and for "
                                                            "answerers that can abstain", choices=(None, True, False))] = None,
-                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None):
+                 extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None,
+                 dtype: Dtype = "float32"):
         if not isinstance(visual_prompt, str):
             raise ValueError(f"visual_prompt must be a string, got {type(visual_prompt).__name__}")
         self.variant = variant
@@ -337,6 +346,7 @@ class QaceScorer(CaptionScorer):
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
         self.device = resolve_device(device_option("device", device))
+        self.dtype = dtype
 
     def options(self) -> dict[str, Any]:
         answering = ({"qa_model": model_id(self.qa_model), "qa_format": self.qa_format, "multi_ref": self.multi_ref}
@@ -346,7 +356,7 @@ class QaceScorer(CaptionScorer):
         return {"variant": self.variant, "spacy_model": self.spans.spacy_model, "span_order": self.spans.order,
                 "qg_model": model_id(self.qg_model), "qg_format": self.qg_format, **answering,
                 "bertscore_model": model_id(self.bertscore_model), "bertscore_layer": self.bertscore_layer,
-                "answerability": self.answerability}
+                "answerability": self.answerability, **reduced_precision(self.dtype)}
 
     def provenance(self) -> dict[str, Any]:
         """The base provenance plus spaCy's version (noun chunks differ between spaCy versions)."""
@@ -363,7 +373,7 @@ class QaceScorer(CaptionScorer):
         """Per caption, its kept (question, span) pairs (steps 1 and 2)."""
         spans = self.spans(captions)
         items = [(i, span) for i, caption_spans in enumerate(spans) for span in caption_spans]
-        generator = T5TextGenerator(self.qg_model, QG_FORMATS[self.qg_format], device=self.device)
+        generator = T5TextGenerator(self.qg_model, QG_FORMATS[self.qg_format], device=self.device, dtype=self.dtype)
         generated = generator.generate([{"answer": span, "context": captions[i]} for i, span in items], batch_size=batch_size,
                                        show_progress=show_progress, desc="QACE questions")
         questions: list[list[str]] = [[] for _ in captions]
@@ -375,7 +385,7 @@ class QaceScorer(CaptionScorer):
                        batch_size: int | None = None, show_progress: bool | None = None) -> list[list[list[tuple[str, float]]]]:
         """Per caption, per context, per question: the raw predicted answer and its answerability (QACE-Ref)."""
         items = [(i, j, question) for i, pairs in enumerate(asked) for j in range(len(contexts[i])) for question, _ in pairs]
-        generator = T5TextGenerator(self.qa_model, QA_FORMATS[self.qa_format], device=self.device)
+        generator = T5TextGenerator(self.qa_model, QA_FORMATS[self.qa_format], device=self.device, dtype=self.dtype)
         answered = generator.generate([{"question": q, "context": contexts[i][j]} for i, j, q in items], batch_size=batch_size,
                                       show_progress=show_progress, desc="QACE answers")
         return self._regroup([len(c) for c in contexts], items, answered)
@@ -384,7 +394,8 @@ class QaceScorer(CaptionScorer):
                         batch_size: int | None = None, show_progress: bool | None = None) -> list[list[list[tuple[str, float]]]]:
         """Per caption, one context (its image), per question: Visual-T5's answer and answerability (QACE-Img)."""
         items = [(i, 0, question) for i, pairs in enumerate(asked) for question, _ in pairs]
-        answerer = VisualT5Answerer(self.visual_t5, self.visual_t5_tokenizer, prompt=self.visual_prompt, device=self.device)
+        answerer = VisualT5Answerer(self.visual_t5, self.visual_t5_tokenizer, prompt=self.visual_prompt, device=self.device,
+                                    dtype=self.dtype)
         answered = answerer.answer([q for _, _, q in items], [regions[i] for i, _, _ in items], batch_size=batch_size,
                                    show_progress=show_progress)
         return self._regroup([1] * len(asked), items, answered)
