@@ -18,7 +18,7 @@ distinct image once.
 
 ``dtype="bfloat16"`` or ``"float16"`` runs the RoBERTa and the head under ``torch.autocast``; the hidden states
 are brought back to float64 for the ScalarMix statistics and the head's output to float32. The CLIP features stay
-float32 (the CLIP encoder takes no bfloat16).
+float32 (the CLIP towers run in float32 whatever ``dtype`` says).
 """
 
 from __future__ import annotations
