@@ -11,7 +11,7 @@ import pytest
 
 from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
                                    cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
-                                   matches, run_starts)
+                                   matches, rouge_l, run_starts)
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -72,6 +72,9 @@ def test_cider_d_by_hand():
     given = DocumentFrequencies(Counter({("a",): 4, ("c",): 1}), 4)
     assert cider_d(["a b"], [["a c"]], n=1, frequencies=given) == [0.0]
     assert cider_d(["a b"], [["a b"]], n=1, frequencies=given) == pytest.approx([10.0], abs=1e-14)
+    # By default the frequencies are of the 1..4-grams, the orders CIDEr-D scores: 5 + 4 + 3 + 2 grams of 5 words.
+    orders = Counter(map(len, cider_document_frequencies([["a b c d e"]]).counts))
+    assert sorted(orders.items()) == [(1, 5), (2, 4), (3, 3), (4, 2)]
 
 
 def test_bleu_statistics_by_hand():
@@ -85,12 +88,23 @@ def test_bleu_statistics_by_hand():
     # Without the epsilons (NLTK's unsmoothed sentence BLEU): the plain geometric mean, 0 once a precision is 0.
     assert bleu_unsmoothed(row, 3) == pytest.approx((3 / 5 * 2 / 4 * 1 / 3) ** (1 / 3), rel=1e-12)
     assert bleu_unsmoothed(row, 4) == 0.0
+    assert bleu_unsmoothed(bleu_statistics(["a b"], [["a c d"]], n=1)[0], 1) == pytest.approx(math.exp(1 - 3 / 2) / 2, rel=1e-12)
     assert bleu_unsmoothed(bleu_statistics(["a b"], [["a b c d"]])[0], 2) == pytest.approx(math.exp(1 - 4 / 2), rel=1e-12)
     corpus, per_caption = bleu(["a b", "c"], [["a c"], ["c"]], n=1)  # BLEU-1 alone: 1 of 2, then 1 of 1
     assert corpus == pytest.approx([2 / 3], rel=1e-8) and per_caption == [pytest.approx([1 / 2, 1.0], rel=1e-8)]
 
 
+def test_rouge_l_by_hand():
+    # "a b" vs "a c": LCS 1, P = R = 1/2, F = (1 + 1.2²) P R / (R + 1.2² P) = 1/2. No common token: 0, in its place.
+    # The best P and the best R may come from different references: P = 2/2 from "a x b", R = 1/1 from "b", so F = 1
+    # although neither reference holds the candidate.
+    assert rouge_l(["a b", "x y", "a b", "a"], [["a c"], ["p q"], ["a x b", "b"], ["a"]]) == pytest.approx(
+        [0.5, 0.0, 1.0, 1.0], abs=1e-15)
+    assert rouge_l(["", "a"], [[""], [""]]) == [1.0, 0.0], "split on single spaces: an empty caption is one empty token"
+
+
 def test_every_candidate_needs_a_reference():
+    assert cider_d([], []) == [] and bleu([], []) == ([0.0] * 4, [[]] * 4) and rouge_l([], []) == []
     with pytest.raises(ValueError, match="at least one reference"):
         cider_d(["a"], [[]])
     with pytest.raises(ValueError, match="at least one reference"):
