@@ -9,8 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from capeval.scoring.ngram import (NgramIndex, bleu, bleu_statistics, cider_d, cider_document_frequencies, clipped_cosines,
-                                   clipped_matches, distinct, item_frequencies, matches, run_starts)
+from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
+                                   cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
+                                   matches, rouge_l, run_starts)
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -24,6 +25,10 @@ def test_the_index_numbers_words_and_grams_per_sentence():
     assert index.gram_tuples()[1] == [("b", "a"), ("a", "b")]
     assert (bigrams.starts.tolist(), bigrams.grams.tolist(), bigrams.counts.tolist()) == ([0, 2, 2, 3], [0, 1, 1], [1, 1, 1])
     assert index.gram_tuples()[2] == [("b", "a", "b")] and trigrams.starts.tolist() == [0, 1, 1, 1]
+    # One word: one unigram and one bigram, ids 0 .. size - 1 with nothing beyond.
+    unigrams, bigrams = NgramIndex(["a a a"], 2).orders
+    assert (unigrams.size, unigrams.last.tolist(), unigrams.counts.tolist()) == (1, [0], [3])
+    assert (bigrams.size, bigrams.prefix.tolist(), bigrams.last.tolist(), bigrams.counts.tolist()) == (1, [0], [0], [2])
 
 
 def test_array_helpers():
@@ -31,6 +36,8 @@ def test_array_helpers():
     assert run_starts(np.array([2, 2, 2, 4, 9, 9])).tolist() == [0, 3, 4] and run_starts(np.array([7])).tolist() == [0]
     found, at = matches(np.array([0, 3, 4, 7]), np.array([3, 7]))
     assert found.tolist() == [False, True, False, True] and at.tolist() == [0, 1]
+    found, at = matches(np.array([2, 7, 9]), np.array([7]))  # one sorted key: every position clipped to it
+    assert found.tolist() == [False, True, False] and at.tolist() == [0]
     found, at = matches(np.array([1]), np.array([], dtype=int))
     assert found.tolist() == [False] and at.tolist() == []
 
@@ -65,16 +72,43 @@ def test_cider_d_by_hand():
     given = DocumentFrequencies(Counter({("a",): 4, ("c",): 1}), 4)
     assert cider_d(["a b"], [["a c"]], n=1, frequencies=given) == [0.0]
     assert cider_d(["a b"], [["a b"]], n=1, frequencies=given) == pytest.approx([10.0], abs=1e-14)
+    # By default the frequencies are of the 1..4-grams, the orders CIDEr-D scores: 5 + 4 + 3 + 2 grams of 5 words.
+    orders = Counter(map(len, cider_document_frequencies([["a b c d e"]]).counts))
+    assert sorted(orders.items()) == [(1, 5), (2, 4), (3, 3), (4, 2)]
 
 
 def test_bleu_statistics_by_hand():
     # Lengths 3 vs 4 and 2: both one away, the shorter wins. Clipped: a 1, b 1; "a b" 1; nothing longer.
     assert bleu_statistics(["a a b"], [["a b b c", "a b"]], n=3) == [[3, 2, 3, 2, 1, 2, 1, 0]]
+    # BLEU-n = (∏ (correct_k + 1e-15) / (guess_k + 1e-9))^(1/n), times the brevity penalty (none: 5 > 4 words).
+    row = bleu_statistics(["a b a b c"], [["a b c d"]])[0]
+    assert row == [5, 4, 5, 4, 3, 2, 3, 2, 1, 0]
+    assert bleu_from_statistics(row) == pytest.approx([3 / 5, math.sqrt(3 / 5 * 2 / 4), (3 / 5 * 2 / 4 * 1 / 3) ** (1 / 3),
+                                                       (3 / 5 * 2 / 4 * 1 / 3 * 1e-15 / 2) ** (1 / 4)], rel=1e-9)
+    # Without the epsilons (NLTK's unsmoothed sentence BLEU): the plain geometric mean, 0 once a precision is 0.
+    assert bleu_unsmoothed(row, 3) == pytest.approx((3 / 5 * 2 / 4 * 1 / 3) ** (1 / 3), rel=1e-12)
+    assert bleu_unsmoothed(row, 4) == 0.0
+    assert bleu_unsmoothed(bleu_statistics(["a b"], [["a c d"]], n=1)[0], 1) == pytest.approx(math.exp(1 - 3 / 2) / 2, rel=1e-12)
+    assert bleu_unsmoothed(bleu_statistics(["a b"], [["a b c d"]])[0], 2) == pytest.approx(math.exp(1 - 4 / 2), rel=1e-12)
+    corpus, per_caption = bleu(["a b", "c"], [["a c"], ["c"]], n=1)  # BLEU-1 alone: 1 of 2, then 1 of 1
+    assert corpus == pytest.approx([2 / 3], rel=1e-8) and per_caption == [pytest.approx([1 / 2, 1.0], rel=1e-8)]
+
+
+def test_rouge_l_by_hand():
+    # "a b" vs "a c": LCS 1, P = R = 1/2, F = (1 + 1.2²) P R / (R + 1.2² P) = 1/2. No common token: 0, in its place.
+    # The best P and the best R may come from different references: P = 2/2 from "a x b", R = 1/1 from "b", so F = 1
+    # although neither reference holds the candidate.
+    assert rouge_l(["a b", "x y", "a b", "a"], [["a c"], ["p q"], ["a x b", "b"], ["a"]]) == pytest.approx(
+        [0.5, 0.0, 1.0, 1.0], abs=1e-15)
+    assert rouge_l(["", "a"], [[""], [""]]) == [1.0, 0.0], "split on single spaces: an empty caption is one empty token"
 
 
 def test_every_candidate_needs_a_reference():
+    assert cider_d([], []) == [] and bleu([], []) == ([0.0] * 4, [[]] * 4) and rouge_l([], []) == []
     with pytest.raises(ValueError, match="at least one reference"):
         cider_d(["a"], [[]])
+    with pytest.raises(ValueError, match="at least one reference"):
+        bleu_statistics(["a", "b"], [["a"], []])  # one item of several
 
 
 # ----------------------------------------------------------------------- the dictionary-based definitions

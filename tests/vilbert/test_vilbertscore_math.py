@@ -11,6 +11,7 @@ from capeval.scoring.vilbertscore import (
     MAX_LEN,
     ScoredRows,
     average_over_references,
+    first_equal_images,
     match_references,
     released_text_input,
     scored_rows,
@@ -133,3 +134,13 @@ def test_fp16_features_average_in_fp16_as_released():
     assert np.array_equal(features[0], released)
     plain, _ = regions.vilbert_inputs()
     assert np.abs(plain[0] - released).max() > 1e-4 and np.array_equal(plain[1:], features[1:])
+
+
+def test_equal_images_of_one_region_and_of_other_dtypes():
+    def image(values, dtype=np.float32):
+        return RegionFeatures.from_pixel_boxes(np.array(values, dtype), [[0, 0, 5, 5]] * len(values), 10, 10)
+
+    one, other = image([[1.0, 2.0]]), image([[1.0, 3.0]])
+    assert first_equal_images([one, other, image([[1.0, 2.0]]), other]) == [0, 1, 0, 1]
+    # Equal values stored as fp16 are another input: code mode rounds the mean of fp16 features to fp16.
+    assert first_equal_images([one, image([[1.0, 2.0]], np.float16)]) == [0, 1]

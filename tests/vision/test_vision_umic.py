@@ -50,6 +50,19 @@ def test_sample_image_inputs(sample_features):
         umic_image_inputs(RegionFeatures.from_butd(np.full((12, 2048), 1e6, np.float32), np.zeros((12, 6))))
 
 
+def test_a_single_value_beyond_fp16_is_an_error_naming_its_field():
+    features, norm_bb = np.zeros((12, 2048), np.float32), np.full((12, 6), 0.5, np.float32)
+    features[3, 5] = 65504.0  # the largest fp16: stored as is
+    feat, pos = umic_image_inputs(RegionFeatures.from_butd(features, norm_bb))
+    assert feat[3, 5] == 65504.0 and pos[0].tolist() == [0.5] * 6 + [0.25]
+    features[3, 5] = 7e4
+    with pytest.raises(ValueError, match=r"\(features contains NaN or infinite values\)"):
+        umic_image_inputs(RegionFeatures.from_butd(features, norm_bb))
+    norm_bb[11, 0] = -7e4
+    with pytest.raises(ValueError, match=r"\(norm_bb contains NaN or infinite values\)"):
+        umic_image_inputs(RegionFeatures.from_butd(np.zeros((12, 2048), np.float32), norm_bb))
+
+
 def test_text_is_word_pieced_word_by_word(cased_tokenizer_dir):
     from transformers import AutoTokenizer
 
