@@ -132,7 +132,9 @@ def main() -> None:
             baseline = None
             for dtype in dict.fromkeys(["float32", *args.dtype]):  # float32 first: the others are compared with it
                 precise = UmicScorer(checkpoint, folder, device=args.device, dtype=dtype, token_budget=args.token_budget)
-                precise.score(captions[:8], region_features=regions[:8])  # warm-up of this precision's kernels
+                # Warm-up: one whole pass, so that every padded shape's kernels (lazily loaded on a GPU, and chosen per
+                # shape and precision) are in place before the timed pass.
+                precise.score(captions, region_features=regions, batch_size=args.batch_size)
                 scores, seconds = timed(lambda: precise.score(captions, region_features=regions, batch_size=args.batch_size)["umic"])
                 baseline = baseline or scores
                 batches = f"budget {args.token_budget}" if args.token_budget else f"{args.batch_size or 'default'}"
