@@ -164,6 +164,17 @@ def test_item_mode_is_predict_with_batch_size_one(polos_files):
     assert abs(ours[0] - ours[3]) > 1e-4  # one caption, other references: another score
 
 
+def test_images_decoded_by_default_workers_give_the_same_scores(polos_files, monkeypatch):
+    """On CUDA Polos decodes its images in CLIP-S's default DataLoader workers; two workers here (forced on CPU)
+    must give the in-process scores exactly."""
+    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
+    in_process = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"], batch_size=2)["polos"]
+    started = []
+    monkeypatch.setattr(capeval.backbones.clip, "default_image_workers", lambda device: started.append(device) or 2)
+    with_workers = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"], batch_size=2)["polos"]
+    assert started and with_workers == in_process
+
+
 @pytest.mark.parametrize("batch_size, chunk", [(3, 256), (4, 256), (3, 1)])
 def test_code_mode_is_predict_with_its_batches(polos_files, monkeypatch, batch_size, chunk):
     monkeypatch.setattr(capeval.scoring.polos, "CODE_CHUNK_ITEMS", chunk)  # 1: each predict() batch encoded apart

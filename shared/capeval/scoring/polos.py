@@ -194,10 +194,11 @@ class PolosScorer(CaptionScorer):
     def clip_features(self, texts: list[str], images: list, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Unnormalised CLIP embeddings of ``"A photo depicts " + text`` per text and of each image (each distinct
         one encoded once), with the released preprocessing and tokenization (CLIP-S's ``mode="code"``) of images
-        converted to RGB first, as the released ``predict`` receives them."""
+        converted to RGB first, as the released ``predict`` receives them. Images are decoded by CLIP-S's default
+        DataLoader workers (on CUDA; none on CPU), which leave the features unchanged."""
         clip = self.model.clip
         text_features = clip.text_features([CLIP_PROMPT + text for text in texts], mode="code", batch_size=batch_size)
-        image_features = clip.image_features(images, mode="code", batch_size=batch_size, rgb_first=True)
+        image_features = clip.image_features(images, mode="code", batch_size=batch_size, rgb_first=True, num_workers=None)
         return torch.from_numpy(text_features).float(), torch.from_numpy(image_features).float()
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
