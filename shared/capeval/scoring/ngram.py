@@ -111,7 +111,7 @@ class NgramIndex:
     def gram_tuples(self) -> list[list[tuple[str, ...]]]:
         """Per order, every gram of the index as a tuple of words, in the order of its id."""
         words = self.words
-        orders = [[(word,) for word in words]]
+        orders: list[list[tuple[str, ...]]] = [[(word,) for word in words]]
         for table in self.orders[1:]:
             shorter = orders[-1]
             orders.append([shorter[p] + (words[w],) for p, w in zip(table.prefix.tolist(), table.last.tolist())])
@@ -365,8 +365,8 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     total = np.zeros(len(items))
     grams = None if frequencies is None else index.gram_tuples()
     for k, table in enumerate(index.orders):
-        if grams is not None:
-            df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=float)
+        if frequencies is not None and grams is not None:
+            df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=np.float64)
         else:
             df = item_frequencies(table, reference_rows, items).astype(float)
         # log N - log max(1, df): a gram no reference holds gets log N.
