@@ -32,7 +32,6 @@ import argparse
 import io
 import os
 import tempfile
-import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
@@ -46,6 +45,7 @@ from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.clip import ClipScoreScorer, harmonic_mean, unit_rows  # noqa: E402
 from capeval.vision.images import open_image  # noqa: E402
+from timing import timed  # noqa: E402  (this folder is on sys.path when the script runs)
 
 
 def synthetic_jpeg(seed: int) -> bytes:
@@ -83,12 +83,6 @@ def one_pair_per_forward(scorer: ClipScoreScorer, captions, references, images) 
         clip_s.append(float(a[0]))
         refclip_s.append(float(harmonic_mean(a, b)[0]))
     return clip_s, refclip_s
-
-
-def timed(function):
-    start = time.perf_counter()
-    value = function()
-    return value, time.perf_counter() - start
 
 
 def main() -> None:

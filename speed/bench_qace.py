@@ -32,7 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 
 import torch  # noqa: E402
-from bench_umic import timed  # noqa: E402  (this folder is on sys.path when the script runs)
+from timing import timed  # noqa: E402  (this folder is on sys.path when the script runs)
 
 from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.visual_t5 import save_random_t5  # noqa: E402

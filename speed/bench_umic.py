@@ -28,7 +28,6 @@ import argparse
 import os
 import resource
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -36,29 +35,20 @@ os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from tokenizers.pre_tokenizers import BertPreTokenizer  # noqa: E402
-from transformers import BertTokenizer  # noqa: E402
 
 from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.uniter import save_random_checkpoint, uniter_config  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.umic import UmicScorer  # noqa: E402
 from capeval.vision.regions import RegionFeatures, as_region_features  # noqa: E402
+from bench_karpathy import caption_words, save_wordpiece_tokenizer  # noqa: E402  (this folder is on sys.path when the script runs)
+from timing import timed  # noqa: E402
 
 SAMPLE_FEATURES = Path(__file__).resolve().parents[1] / "tests" / "assets" / "qace_butd_sample.npz"
 
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
-
-
-def caption_vocab(captions: list[str]) -> dict[str, int]:
-    """Specials, every lower-cased caption word, and single characters (with ## forms) as a fallback."""
-    split = BertPreTokenizer().pre_tokenize_str
-    words = sorted({word for caption in captions for word, _ in split(caption.lower())})
-    chars = sorted({c for w in words for c in w})
-    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *chars, *("##" + c for c in chars)]
-    return {token: i for i, token in enumerate(dict.fromkeys(tokens))}
 
 
 def synthetic_regions(count: int, seed: int) -> list[RegionFeatures]:
@@ -71,12 +61,6 @@ def synthetic_regions(count: int, seed: int) -> list[RegionFeatures]:
         conf = np.sort(rng.random(100))[::-1].astype(np.float16)
         regions.append(RegionFeatures.from_butd(rng.random((100, 2048), dtype=np.float32).astype(np.float16), norm_bb, conf))
     return regions
-
-
-def timed(function):
-    start = time.perf_counter()
-    value = function()
-    return value, time.perf_counter() - start
 
 
 def main() -> None:
@@ -97,15 +81,15 @@ def main() -> None:
     real = as_region_features(SAMPLE_FEATURES)
     synthetic = synthetic_regions(8, seed=0)
     with tempfile.TemporaryDirectory() as folder:
-        vocab = caption_vocab(captions)
-        BertTokenizer(vocab=vocab, do_lower_case=False, model_max_length=512).save_pretrained(folder)
+        # UMIC lower-cases captions itself: lower-cased words in a cased vocabulary, as with bert-base-cased.
+        save_wordpiece_tokenizer(Path(folder), caption_words(captions), cased=True)
         checkpoint = save_random_checkpoint(Path(folder) / "umic-random-base.pt", uniter_config(num_hidden_layers=args.layers), seed=0, std=0.02)
         before = peak_rss_mib()
         scorer = UmicScorer(checkpoint, folder, device=args.device)
         model_mib = peak_rss_mib() - before
         where = torch.cuda.get_device_name() if scorer.device.type == "cuda" else "CPU"
         print(f"UMIC on {where}: UNITER-base ({args.layers} layers) with random weights ({sum(p.numel() for p in scorer.model.parameters()) / 1e6:.0f}M parameters), "
-              f"{len(captions)} Flickr8k-Expert captions, vocabulary {len(vocab)}; torch threads = {torch.get_num_threads()}; "
+              f"{len(captions)} Flickr8k-Expert captions, vocabulary {len(scorer.tokenizer)}; torch threads = {torch.get_num_threads()}; "
               f"model load raised peak RSS by {model_mib:.0f} MiB")
         print("\n| features | run | captions | captions/s | seconds | peak RSS (MiB) |")
         print("|---|---|---|---|---|---|")

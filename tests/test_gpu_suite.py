@@ -23,5 +23,23 @@ def test_gpu_suite_runs_quick_on_cpu(tmp_path):
     assert "| polos | polos | bfloat16 |" in outputs["text_precision"]
     assert [row["metric"] for row in report["karpathy"]] == ["bleu", "bert_tbr", "umic", "qace_img"]
     assert all(row["captions"] == 6 and row["cold_s"] > 0 for row in report["karpathy"])
+    # --dtype reaches the metrics that declare it, and only those.
+    assert [row["dtype"] for row in report["karpathy"]] == ["float32", "bfloat16", "bfloat16", "bfloat16"]
     # The CUDA parity tests skip without a GPU (QACE's also without spaCy) and pass with one.
     assert ("10 skipped" if not report["cuda"] else "10 passed") in outputs["cuda_parity"]
+
+
+def test_a_call_past_the_limit_is_projected_from_a_probe():
+    import argparse
+
+    sys.path.insert(0, str(ROOT / "speed"))
+    import bench_karpathy
+
+    captions, references = bench_karpathy.karpathy_rows(40)
+    options = dict(device="cpu", dtype="float32", probe=10)
+    fits = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=600, **options), bench_karpathy.QUICK, None)
+    assert fits["cold_s"] > 0 and "warm_s" in fits and "projected_s" not in fits
+    over = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=1e-6, **options), bench_karpathy.QUICK, None)
+    assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10
+    # 40 captions projected from 10: four times the probe (both figures rounded as shown).
+    assert abs(over["projected_s"] - over["probe_s"] * 4) <= 0.07 and "warm_s" not in over
