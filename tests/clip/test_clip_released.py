@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from capeval.backbones.clip import load_clip_encoder, openai_to_transformers, released_pixels, released_token_ids, transformers_to_openai
+from capeval.backbones.clip import ImagePixels, load_clip_encoder, openai_to_transformers, released_pixels, released_token_ids, transformers_to_openai
 from capeval.scoring.clip import ClipScoreScorer, PacScoreScorer
 
 from .conftest import CAPTIONS, HEADS, image_zoo
@@ -107,13 +107,16 @@ def test_hf_mode_differs_where_the_released_preprocessing_does(tiny_clip):
     assert code.score(entities, images=[zoo["RGB"]])["clip_s"] != hf.score(entities, images=[zoo["RGB"]])["clip_s"]
 
 
-def test_rgb_first_converts_before_the_released_preprocessing(tiny_clip):
+def test_rgb_first_converts_before_the_released_preprocessing():
     # Polos' released usage passes Image.open(path).convert("RGB") to CLIP's preprocess.
-    encoder = load_clip_encoder(tiny_clip, device="cpu")
     zoo = image_zoo()
     names = ["RGBA", "P", "CMYK"]
-    stored = encoder.pixels([zoo[name] for name in names], mode="code", names=names)
-    converted = encoder.pixels([zoo[name] for name in names], mode="code", names=names, rgb_first=True)
+
+    def pixels(rgb_first):  # what the image DataLoader's workers hand the vision tower
+        items = ImagePixels([zoo[name] for name in names], names, mode="code", rgb_first=rgb_first)
+        return np.stack([items[i] for i in range(len(names))])
+
+    stored, converted = pixels(False), pixels(True)
     expected = np.stack([preprocess(zoo[name].convert("RGB")).numpy() for name in names])
     np.testing.assert_allclose(converted, expected, atol=1e-6, rtol=0)
     assert all(np.abs(stored[i] - converted[i]).max() > 1e-2 for i in range(len(names)))

@@ -316,12 +316,6 @@ class ClipEncoder:
                 self._text_cache.popitem(last=False)
         return np.stack([found[key] for key in keys])
 
-    def pixels(self, items: Sequence[Any], *, mode: str, names: Sequence[str], rgb_first: bool = False) -> np.ndarray:
-        """N × 3 × 224 × 224 float32 pixels of images opened as stored (``rgb_first``: see :class:`ImagePixels`),
-        decoded in this process."""
-        dataset = ImagePixels(items, names, mode=mode, image_processor=self.image_processor, rgb_first=rgb_first)
-        return decoded(stack_pixels([dataset[i] for i in range(len(dataset))])).numpy()
-
     @torch.inference_mode()
     def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False,
                        num_workers: int | None = 0) -> np.ndarray:
