@@ -107,3 +107,7 @@ def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
     for args in (["score", "--offline", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
         done = run_outside(installed, tmp_path, command, *args, path=(blocker,))
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout
+    # The one entry point that hands out evaluate modules says what it needs and what scores without it.
+    load = "import capeval\ntry:\n    capeval.load('bleu')\nexcept ModuleNotFoundError as error:\n    print(error)\n"
+    said = run_outside(installed, tmp_path, sys.executable, "-c", load, path=(blocker,)).stdout
+    assert "capeval.load('bleu') returns an evaluate module and needs the evaluate package (pip install evaluate)" in said

@@ -300,8 +300,12 @@ def load(name: str, **options: Any):
     >>> round(bleu.compute(predictions=["a dog runs"], references=[["a dog runs fast"]])["bleu"], 4)
     0.7165
     """
-    import evaluate
-
+    try:
+        import evaluate
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(f"capeval.load({name!r}) returns an evaluate module and needs the evaluate package "
+                                  f"(pip install evaluate); capeval.evaluate, capeval.resolve and the capeval command "
+                                  f"score without it") from error
     return evaluate.load(module_path(name), **options)
 
 
