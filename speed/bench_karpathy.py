@@ -119,6 +119,13 @@ def region_pool(boxes: int, size: int = 64) -> list:
     return [synthetic_image(seed, boxes) for seed in range(size)]
 
 
+def write_vilbert_config(path: Path, sizes: dict) -> Path:
+    """The released bert_base_6layer_6conect config with ``sizes`` (e.g. ``QUICK["vilbert"]``) written over it."""
+    released = json.loads(resources.files("capeval").joinpath("resources", "vilbert_bert_base_6layer_6conect.json").read_text())
+    path.write_text(json.dumps({**released, **sizes}))
+    return path
+
+
 def caption_words(texts: list[str], *, cased: bool = False) -> list[str]:
     """The words of ``texts`` as BERT's basic tokenizer splits them (lower-cased unless ``cased``)."""
     from tokenizers.pre_tokenizers import BertPreTokenizer
@@ -237,9 +244,7 @@ def stand_in_runs(name: str, folder: Path, captions, references, sizes: dict, de
         from capeval.backbones.vilbert import read_vilbert_config, save_random_checkpoint
 
         tokenizer = save_wordpiece_tokenizer(folder / "bert-uncased", words)
-        released = json.loads(resources.files("capeval").joinpath("resources", "vilbert_bert_base_6layer_6conect.json").read_text())
-        config_path = folder / "vilbert.json"
-        config_path.write_text(json.dumps({**released, **sizes["vilbert"]}))
+        config_path = write_vilbert_config(folder / "vilbert.json", sizes["vilbert"])
         config = read_vilbert_config(config_path)
         checkpoint = save_random_checkpoint(folder / "vilbert.bin", config, std=0.02)
         pool = region_pool(100)

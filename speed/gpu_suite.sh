@@ -32,12 +32,11 @@ trap 'rm -rf "$logs"' EXIT
 if [ "$quick" = 1 ]; then
   # A narrow ViLBERT (the released 6-layer co-attention layout, small widths) for the quick run.
   "$python" - "$logs/vilbert_quick.json" <<'EOF'
-import json, sys
-from importlib import resources
-released = json.loads(resources.files("capeval").joinpath("resources", "vilbert_bert_base_6layer_6conect.json").read_text())
-narrow = {"hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "v_hidden_size": 32,
-          "v_num_attention_heads": 2, "v_intermediate_size": 64, "bi_hidden_size": 32, "bi_num_attention_heads": 2}
-json.dump({**released, **narrow}, open(sys.argv[1], "w"))
+import sys
+from pathlib import Path
+sys.path.insert(0, "speed")
+from bench_karpathy import QUICK, write_vilbert_config
+write_vilbert_config(Path(sys.argv[1]), QUICK["vilbert"])
 EOF
   umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1 --dtype bfloat16)
   vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json" --dtype bfloat16)
