@@ -12,6 +12,17 @@ import torch
 DTYPES = ("float32", "bfloat16", "float16")
 
 
+def check_dtype(dtype: str) -> str:
+    """``dtype`` if it is one of :data:`DTYPES`, else ``ValueError`` naming them.
+
+    >>> check_dtype("bfloat16")
+    'bfloat16'
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    return dtype
+
+
 def autocast_forward(device: torch.device, dtype: str) -> ContextManager[object]:
     """A context in which matrix products run in ``dtype`` on ``device`` (``torch.autocast``); LayerNorm, softmax
     and the other precision-sensitive operations stay in float32, as autocast keeps them. ``"float32"`` changes
@@ -25,9 +36,7 @@ def autocast_forward(device: torch.device, dtype: str) -> ContextManager[object]
     ...
     ValueError: dtype must be one of float32, bfloat16, float16, got 'float64'
     """
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    if dtype == "float32":
+    if check_dtype(dtype) == "float32":
         return contextlib.nullcontext()
     return torch.autocast(device.type, dtype=getattr(torch, dtype))
 

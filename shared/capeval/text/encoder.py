@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import torch
 
 from ..backbones.common import length_batches
-from ..backbones.precision import autocast_forward
+from ..backbones.precision import autocast_forward, check_dtype
 from ..finite import require_finite
 from ..inputs import int_option
 from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
@@ -175,8 +175,7 @@ class TextEncoder:
     ):
         self.name_or_path = str(name_or_path)
         self.device = resolve_device(device)
-        autocast_forward(self.device, dtype)  # an unknown dtype fails before the model loads
-        self.dtype = dtype
+        self.dtype = check_dtype(dtype)  # before the model loads
         self.tokenizer = load_hf_tokenizer(self.name_or_path, model_max_length=model_max_length, **(tokenizer_kwargs or {}))
         full = load_hf_model(self.name_or_path, attn_implementation="eager" if attentions else None, device=self.device)
         self.num_layers = int(getattr(full.config, "num_hidden_layers", getattr(full.config, "n_layers", 0)))
