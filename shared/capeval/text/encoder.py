@@ -55,6 +55,8 @@ class EncodingCache:
     ...     cache.put(text, EncodedSequence([1, 2], [True, True], torch.zeros(2, 3)))
     >>> cache.get("a") is None, cache.get("c").ids, len(cache)
     (True, [1, 2], 1)
+    >>> cache.clear(); len(cache), cache.size
+    (0, 0)
     """
 
     def __init__(self, max_bytes: int):
@@ -64,6 +66,11 @@ class EncodingCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every encoding (a cold start, e.g. for a benchmark's first call)."""
+        self._entries.clear()
+        self.size = 0
 
     def get(self, text: str) -> EncodedSequence | None:
         if text not in self._entries:
