@@ -4,7 +4,8 @@ determinism and the answerability definition."""
 import pytest
 import torch
 
-from capeval.backbones.visual_t5 import UNANSWERABLE_TOKEN_ID, decode_like_demo
+from capeval.backbones.common import pad_ids
+from capeval.backbones.visual_t5 import UNANSWERABLE_TOKEN_ID, decode_like_demo, greedy_generate
 from capeval.scoring.qace import QA_FORMATS, QG_FORMATS, QaceScorer, T5TextGenerator
 
 from .conftest import CAPTIONS
@@ -82,6 +83,20 @@ def test_generation_length_and_answerability_definition(tiny_qa, qa_fields):
         assert answerability == pytest.approx(1 - logits.softmax(-1)[UNANSWERABLE_TOKEN_ID].item(), abs=1e-6)
         # max_length 20 counts the start token: at most 19 generated pieces
         assert len(generator.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 19
+
+
+def test_greedy_generate_equals_generate_keeping_every_steps_scores(tiny_qa, qa_fields):
+    """The first-step recorder gives what generate(output_scores=True).scores[0] gives, row by row of a padded batch."""
+    generator = T5TextGenerator(tiny_qa, QA_FORMATS["questeval"], device="cpu")
+    ids = generator.input_ids(qa_fields[:5])
+    assert len({len(row) for row in ids}) > 1, "the batch should need padding"
+    input_ids, mask = pad_ids(ids, pad_id=generator.tokenizer.pad_token_id)
+    with torch.inference_mode():
+        sequences, answerability = greedy_generate(generator.model, max_length=20, input_ids=input_ids, attention_mask=mask)
+        kept = generator.model.generate(input_ids=input_ids, attention_mask=mask, do_sample=False, num_beams=1, max_length=20,
+                                        output_scores=True, return_dict_in_generate=True)
+    assert sequences == kept.sequences.tolist()
+    assert answerability == (1 - kept.scores[0].softmax(-1)[:, UNANSWERABLE_TOKEN_ID]).tolist()
 
 
 def test_questions_for_all_captions_in_one_call_equal_one_caption_at_a_time(qace_options):

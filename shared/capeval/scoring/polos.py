@@ -141,12 +141,17 @@ class PolosScorer(CaptionScorer):
                 raise ValueError(f"a text has {len(seq)} tokens; the text encoder's position table holds {limit}: {text[:80]!r}")
         for batch in progress(length_batches(range(len(texts)), batch_size, lambda i: len(ids[i])), desc="Polos text", show=show_progress):
             input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=model.tokenizer.pad_token_id)
-            with torch.inference_mode(), autocast_forward(self.device, self.dtype):
-                out = model.encoder(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), output_hidden_states=True)
-            hidden = torch.stack(out.hidden_states, dim=1).double().cpu()  # B × K × L × H
-            weights = mask.double()[:, None, :, None]
-            yield batch, TextStatistics(hidden[:, :, 0, :].float(), mask.sum(1).double() * hidden.shape[3],
-                                        (hidden * weights).sum(dim=(2, 3)), (hidden**2 * weights).sum(dim=(2, 3)))
+            with torch.inference_mode():
+                with autocast_forward(self.device, self.dtype):
+                    out = model.encoder(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                                        output_hidden_states=True)
+                # B × K × L × H, reduced where it was computed: only the B × K × H first-token vectors and the B × K
+                # sums come back (moving every hidden state to the CPU in float64 had cost most of a GPU call).
+                hidden = torch.stack(out.hidden_states, dim=1).double()
+                masked = hidden * mask.to(hidden.device).double()[:, None, :, None]
+                statistics = TextStatistics(hidden[:, :, 0, :].float().cpu(), mask.sum(1).double() * hidden.shape[3],
+                                            masked.sum(dim=(2, 3)).cpu(), (masked * hidden).sum(dim=(2, 3)).cpu())
+            yield batch, statistics
 
     def text_statistics(self, texts: list[str], batch_size: int, show_progress: bool | None) -> TextStatistics:
         """The statistics of every text, in the order of ``texts``."""
