@@ -20,10 +20,12 @@ by the scorer) and region features (UMIC: 36 boxes, ViLBERTScore and QACE-Img: 1
 
 Per metric: ``cold`` is the first call (models loaded from disk onto the device, every cache empty); ``warm`` the
 same call again in the same process (models loaded, and capeval's cross-call caches hit: BERT-TBR, BERTScore and
-CLIP-S find every sentence encoded, so their warm time is a cache's, not a forward pass's); captions/s is the
+CLIP-S find every sentence encoded, CLIP-S and Polos also every image's CLIP features, so the first three's warm
+time is a cache's, not a forward pass's or JPEG decoding's); captions/s is the
 cold call's, model loading included. A call that
 runs past --limit seconds is stopped; then a --probe-caption call (models loaded by then) measures its rate and the full split's time is
-projected from it (labelled "projected"). QACE finds its answer spans with spaCy; where spaCy is not installed
+projected from it (labelled "projected"; the probe finds what the stopped call had cached, so a projection can
+undercount the encoding and decoding a cold call does). QACE finds its answer spans with spaCy; where spaCy is not installed
 (e.g. a bare GPU machine) ``--spans FILE`` gives the spans spaCy found for these captions, written beforehand with
 ``--write-spans FILE`` on a machine that has it (the same spans, so the same work).
 

@@ -168,9 +168,11 @@ def test_images_decoded_by_default_workers_give_the_same_scores(polos_files, mon
     """On CUDA Polos decodes its images in CLIP-S's default DataLoader workers; two workers here (forced on CPU)
     must give the in-process scores exactly."""
     scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
+    scorer.model.clip.clear_caches()  # each call decodes its images (other tests' calls fill the shared encoder's)
     in_process = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"], batch_size=2)["polos"]
     started = []
     monkeypatch.setattr(capeval.backbones.clip, "default_image_workers", lambda device: started.append(device) or 2)
+    scorer.model.clip.clear_caches()
     with_workers = scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"], batch_size=2)["polos"]
     assert started and with_workers == in_process
 
@@ -277,6 +279,7 @@ def test_each_distinct_text_and_image_is_encoded_once(polos_files, monkeypatch, 
     # Images are decoded in this process (no DataLoader workers on CPU by default).
     open_image = capeval.backbones.clip.open_image
     monkeypatch.setattr(capeval.backbones.clip, "open_image", lambda item, **kw: embedded.append(item) or open_image(item, **kw))
+    scorer.model.clip.clear_caches()  # other tests' calls fill the shared encoder's caches
     scorer.score(CANDIDATES, REFERENCES, images=polos_files["images"])
     assert len(encoded) == len(set(encoded)) == len(set(CANDIDATES) | {r for refs in REFERENCES for r in refs})
     assert len(embedded) == 2  # four captions of two images

@@ -16,8 +16,9 @@ Mode ``"hf"`` feeds the same text and images to transformers' ``CLIPTokenizer`` 
 are. Either way text features are pooled at the **first** ``<|endoftext|>`` (so one inside a caption ends it there),
 as OpenAI's ``encode_text`` does.
 
-:class:`ClipEncoder` encodes batches, each distinct image and text once per call, and keeps text features in a
-bounded cache across calls. Images are decoded and preprocessed in a ``torch.utils.data.DataLoader``
+:class:`ClipEncoder` encodes batches, each distinct image and text once per call, and keeps both text and image
+features in bounded caches across calls (:class:`FeatureCache`), so a later call decodes and encodes only the images
+and texts it has not seen. Images are decoded and preprocessed in a ``torch.utils.data.DataLoader``
 (:class:`ImagePixels`), in worker processes when asked, so decoding overlaps the forward pass. The model's weights
 stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast``
 (:func:`~capeval.backbones.precision.autocast_forward`) and features come back as float32.
@@ -34,7 +35,7 @@ import multiprocessing
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import regex
@@ -56,9 +57,12 @@ DEFAULT_MODEL = "openai/clip-vit-base-patch32"
 START_OF_TEXT, END_OF_TEXT = "<|startoftext|>", "<|endoftext|>"
 #: Text features kept across calls per encoder (512 floats each for ViT-B/32: ~40 MB).
 TEXT_CACHE_SIZE = 20_000
-#: At most this many image-decoding workers by default on CUDA: on an H100, 4 took CLIP-S with one image per caption
-#: from 176 to 283 captions/s (docs/speed.md).
-MAX_DEFAULT_WORKERS = 4
+#: Image features kept across calls per encoder (512 floats each for ViT-B/32: ~40 MB), more than the 5,000 images
+#: of COCO's Karpathy test split, so scoring several systems' captions of them decodes each image once.
+IMAGE_CACHE_SIZE = 20_000
+#: At most this many image-decoding workers by default on CUDA. On an H100, 4 took CLIP-S with one image per caption
+#: from 176 to 283 captions/s (docs/speed.md); 8 lets decoding use more of a GPU host's cores.
+MAX_DEFAULT_WORKERS = 8
 
 
 def clean_text(text: str) -> str:
@@ -269,9 +273,60 @@ def default_image_workers(device: torch.device) -> int:
     return max(0, min(MAX_DEFAULT_WORKERS, (os.cpu_count() or 1) - 1))
 
 
+class FeatureCache:
+    """Feature rows by key, kept across calls up to ``max_rows``, the least recently used dropped first; safe to
+    share between threads. Rows are stored as read-only copies, so a cached row is exactly the row that was put.
+
+    >>> cache = FeatureCache(max_rows=2)
+    >>> cache.put_many({"a": np.zeros(3), "b": np.ones(3)})
+    >>> sorted(cache.get_many(["a", "c"]))  # "a" is now the most recently used
+    ['a']
+    >>> cache.put_many({"c": np.ones(3)})
+    >>> sorted(cache.get_many(["a", "b", "c"])), len(cache)
+    (['a', 'c'], 2)
+    >>> cache.clear(); len(cache)
+    0
+    """
+
+    def __init__(self, max_rows: int):
+        self.max_rows = max_rows
+        self._rows: collections.OrderedDict[Any, np.ndarray] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def get_many(self, keys: Iterable[Any]) -> dict[Any, np.ndarray]:
+        """The cached rows of those of ``keys`` that are cached, each marked as just used."""
+        with self._lock:
+            found = {key: self._rows[key] for key in keys if key in self._rows}
+            for key in found:
+                self._rows.move_to_end(key)
+        return found
+
+    def put_many(self, rows: Mapping[Any, np.ndarray]) -> None:
+        """Remember ``rows`` as the most recently used, dropping the least recently used beyond ``max_rows``."""
+        copies = {key: np.array(row) for key, row in rows.items()}  # not views that keep a whole batch alive
+        for row in copies.values():
+            row.flags.writeable = False
+        with self._lock:
+            for key, row in copies.items():
+                self._rows[key] = row
+                self._rows.move_to_end(key)
+            while len(self._rows) > self.max_rows:
+                self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every row (a cold start, e.g. for a benchmark's first call)."""
+        with self._lock:
+            self._rows.clear()
+
+
 class ClipEncoder:
     """A ``CLIPModel`` with its tokenizer (and image processor for mode ``"hf"``) that turns captions and images into
-    projected float32 features, batched; text features stay in a bounded cache (keyed by token ids) across calls.
+    projected float32 features, batched. Features stay in bounded caches across calls: text features keyed by token
+    ids (:data:`TEXT_CACHE_SIZE` rows), image features by the image's content, ``mode`` and ``rgb_first``
+    (:data:`IMAGE_CACHE_SIZE` rows), so an image seen before is neither decoded nor encoded again.
     ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay as loaded)."""
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None, dtype: str = "float32"):
@@ -281,8 +336,13 @@ class ClipEncoder:
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
         self.device = next(model.parameters()).device
         self.dtype = dtype
-        self._text_cache: collections.OrderedDict[tuple[int, ...], np.ndarray] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        self._text_cache = FeatureCache(TEXT_CACHE_SIZE)
+        self._image_cache = FeatureCache(IMAGE_CACHE_SIZE)
+
+    def clear_caches(self) -> None:
+        """Forget every text and image feature kept from earlier calls (a cold start, e.g. for a benchmark)."""
+        self._text_cache.clear()
+        self._image_cache.clear()
 
     def token_ids(self, texts: Sequence[str], mode: str) -> list[list[int]]:
         return released_token_ids(texts, self.tokenizer) if mode == "code" else hf_token_ids(texts, self.tokenizer)
@@ -303,45 +363,53 @@ class ClipEncoder:
         """One projected float32 feature row per text, each distinct token sequence encoded once and remembered for
         later calls."""
         keys = [tuple(ids) for ids in self.token_ids(texts, mode)]
-        with self._lock:
-            found = {key: self._text_cache[key] for key in dict.fromkeys(keys) if key in self._text_cache}
-            missing = [key for key in dict.fromkeys(keys) if key not in found]
-            for batch in length_batches(missing, batch_size, len):
-                for key, row in zip(batch, self._encode_ids(batch)):
-                    found[key] = row
-            for key in dict.fromkeys(keys):
-                self._text_cache[key] = found[key]
-                self._text_cache.move_to_end(key)
-            while len(self._text_cache) > TEXT_CACHE_SIZE:
-                self._text_cache.popitem(last=False)
+        distinct = list(dict.fromkeys(keys))
+        found = self._text_cache.get_many(distinct)
+        for batch in length_batches([key for key in distinct if key not in found], batch_size, len):
+            encoded = dict(zip(batch, self._encode_ids(batch)))
+            self._text_cache.put_many(encoded)
+            found.update(encoded)
+        return np.stack([found[key] for key in keys])
+
+    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False,
+                       num_workers: int | None = 0) -> np.ndarray:
+        """One projected float32 feature row per image, each distinct image decoded and encoded once and remembered
+        for later calls (``rgb_first``: see :class:`ImagePixels`). Only images not remembered go to the DataLoader,
+        whose ``num_workers`` processes decode and preprocess them ahead of the forward pass (0: this process,
+        between batches; ``None``: :func:`default_image_workers`); a call whose images are all remembered starts
+        none. A remembered row is returned exactly as it was computed; the features do not depend on the workers."""
+        keys = [(image_digest(item, name=f"images[{i}]"), mode, rgb_first) for i, item in enumerate(images)]
+        found = self._image_cache.get_many(dict.fromkeys(keys))
+        first_new: dict[tuple[str, str, bool], int] = {}
+        for i, key in enumerate(keys):
+            if key not in found:
+                first_new.setdefault(key, i)
+        if first_new:
+            found.update(self._encode_images(images, first_new, mode=mode, batch_size=batch_size, rgb_first=rgb_first,
+                                             num_workers=num_workers))
         return np.stack([found[key] for key in keys])
 
     @torch.inference_mode()
-    def image_features(self, images: Sequence[Any], *, mode: str, batch_size: int, rgb_first: bool = False,
-                       num_workers: int | None = 0) -> np.ndarray:
-        """One projected float32 feature row per image, each distinct image decoded and encoded once (``rgb_first``:
-        see :class:`ImagePixels`). ``num_workers`` processes decode and preprocess images ahead of the forward pass
-        (0: this process, between batches; ``None``: :func:`default_image_workers`); the features do not depend on
-        it."""
-        digests = [image_digest(item, name=f"images[{i}]") for i, item in enumerate(images)]
-        first: dict[str, int] = {}
-        for i, digest in enumerate(digests):
-            first.setdefault(digest, i)
-        distinct = list(first.values())
+    def _encode_images(self, images: Sequence[Any], positions: Mapping[Any, int], *, mode: str, batch_size: int,
+                       rgb_first: bool, num_workers: int | None) -> dict[Any, np.ndarray]:
+        """Feature rows by cache key of the images at ``positions`` (key: index in ``images``), decoded in a
+        DataLoader, each batch put in the image cache once encoded (a batch with an undecodable image raises its
+        :class:`~capeval.vision.images.ImageLoadError` and caches nothing)."""
+        keys = list(positions)
         workers = default_image_workers(self.device) if num_workers is None else num_workers
-        dataset = ImagePixels([images[i] for i in distinct], [f"images[{i}]" for i in distinct], mode=mode,
-                              image_processor=self.image_processor, rgb_first=rgb_first)
+        dataset = ImagePixels([images[i] for i in positions.values()], [f"images[{i}]" for i in positions.values()],
+                              mode=mode, image_processor=self.image_processor, rgb_first=rgb_first)
         loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=min(workers, len(dataset)),
                                              collate_fn=stack_pixels, pin_memory=self.device.type == "cuda")
-        rows = []
-        for pixels in loader:
+        rows: dict[Any, np.ndarray] = {}
+        for start, pixels in zip(range(0, len(keys), batch_size), loader):
             with autocast_forward(self.device, self.dtype):
                 pooled = self.model.vision_model(pixel_values=decoded(pixels).to(self.device, non_blocking=True)).pooler_output
                 features = self.model.visual_projection(pooled)
-            rows.append(features.float().cpu().numpy())
-        features = np.concatenate(rows)
-        position = {digest: row for row, digest in enumerate(first)}
-        return features[[position[digest] for digest in digests]]
+            encoded = dict(zip(keys[start:start + batch_size], features.float().cpu().numpy()))
+            self._image_cache.put_many(encoded)
+            rows.update(encoded)
+        return rows
 
 
 def load_tokenizer(model_name: str) -> Any:
@@ -372,7 +440,7 @@ def load_clip_encoder(model_name: str, *, checkpoint: str | None = None, mode: s
     """The :class:`ClipEncoder` of ``model_name`` (hub id or folder: config, tokenizer and, without ``checkpoint``,
     weights), cached process-wide. ``checkpoint`` is a ``torch.save`` file (path or URL) holding an OpenAI-layout
     ``state_dict`` that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth`` does. Encoders of every ``dtype``
-    share one float32 model (each has its own text cache)."""
+    share one float32 model (each has its own text and image caches)."""
     target = resolve_device(device)
     key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), mode, str(target))
     what = "CLIP checkpoint (an OpenAI-layout state_dict, e.g. PAC-S's clip_ViT-B-32.pth)"

@@ -58,7 +58,7 @@ ClipMode = Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transf
 ClipDtype = Annotated[str, Opt("precision of the forward passes (torch.autocast); features and scores in float32. float32: "
                                "the released CPU arithmetic (on CUDA it cast the model to float16)", choices=DTYPES)]
 ImageWorkers = Annotated[int | None, Opt("processes decoding images ahead of the forward pass (DataLoader workers); "
-                                         "None: up to 4 on CUDA, 0 on CPU. Scores do not depend on it")]
+                                         "None: up to 8 on CUDA, 0 on CPU. Scores do not depend on it")]
 
 
 class ClipScoreScorer(CaptionScorer):

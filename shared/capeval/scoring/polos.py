@@ -198,7 +198,7 @@ class PolosScorer(CaptionScorer):
 
     def clip_features(self, texts: list[str], images: list, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Unnormalised CLIP embeddings of ``"A photo depicts " + text`` per text and of each image (each distinct
-        one encoded once), with the released preprocessing and tokenization (CLIP-S's ``mode="code"``) of images
+        one encoded once, and remembered across calls), with the released preprocessing and tokenization (CLIP-S's ``mode="code"``) of images
         converted to RGB first, as the released ``predict`` receives them. Images are decoded by CLIP-S's default
         DataLoader workers (on CUDA; none on CPU), which leave the features unchanged."""
         clip = self.model.clip
