@@ -24,8 +24,8 @@ CLIP-S find every sentence encoded, CLIP-S and Polos also every image's CLIP fea
 time is a cache's, not a forward pass's or JPEG decoding's); captions/s is the
 cold call's, model loading included. A call that
 runs past --limit seconds is stopped; then a --probe-caption call (models loaded by then) measures its rate and the full split's time is
-projected from it (labelled "projected"; the probe finds what the stopped call had cached, so a projection can
-undercount the encoding and decoding a cold call does). QACE finds its answer spans with spaCy; where spaCy is not installed
+projected from it (labelled "projected"; the encodings the stopped call had cached are emptied first, so the probe
+encodes and decodes as a cold call does). QACE finds its answer spans with spaCy; where spaCy is not installed
 (e.g. a bare GPU machine) ``--spans FILE`` gives the spans spaCy found for these captions, written beforehand with
 ``--write-spans FILE`` on a machine that has it (the same spans, so the same work).
 
@@ -300,7 +300,11 @@ def measure(name: str, captions, references, args, sizes: dict, spans: dict | No
         try:
             cold = timed_call(captions, spec, inputs, args.limit)
         except Overrun:
-            # The probe runs to its end: it is what the projection stands on.
+            # The probe runs to its end: it is what the projection stands on. It starts from the encodings the stopped
+            # call left behind emptied, so that it encodes its captions (and images) as the full call would.
+            from capeval.models import clear_feature_caches
+
+            clear_feature_caches()
             k = min(args.probe, len(captions))
             probe = timed_call(captions[:k], spec, {key: value[:k] for key, value in inputs.items()})
             row.update({"cold_s": f"> {args.limit:g}", "probe_captions": k, "probe_s": round(probe, 2),

@@ -99,3 +99,21 @@ def test_idf_weights_from_a_corpus(tiny_bert_path):
     (dog,) = encoder.tokenize(["dog"])
     assert idf[dog[1]] == pytest.approx(math.log(4 / 2))  # "dog" in 1 of 3 documents
     assert idf[encoder.tokenizer.cls_token_id] == 0.0
+
+
+def test_clear_feature_caches_empties_the_encoders_and_keeps_the_models(tiny_bert_path):
+    encoder = get_text_encoder(tiny_bert_path)
+    encoder.encode(SENTENCES)
+    cleared = []
+
+    class Holder:  # any cached object with clear_caches (ClipEncoder has one) is emptied too
+        def clear_caches(self):
+            cleared.append(self)
+
+    holder = models.cached(("test-holder",), Holder)
+    models.cached(("test-plain",), lambda: "a cached object without caches")
+    held = models.cache_size()
+    assert len(encoder.cache) == 3
+    models.clear_feature_caches()
+    assert len(encoder.cache) == 0 and encoder.cache.size == 0 and cleared == [holder]
+    assert models.cache_size() == held and get_text_encoder(tiny_bert_path) is encoder

@@ -29,8 +29,13 @@ def test_gpu_suite_runs_quick_on_cpu(tmp_path):
     assert ("10 skipped" if not report["cuda"] else "10 passed") in outputs["cuda_parity"]
 
 
-def test_a_call_past_the_limit_is_projected_from_a_probe():
+def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):
     import argparse
+
+    from capeval import models
+
+    cleared = []
+    monkeypatch.setattr(models, "clear_feature_caches", lambda: cleared.append(True))
 
     sys.path.insert(0, str(ROOT / "speed"))
     import bench_karpathy
@@ -38,8 +43,9 @@ def test_a_call_past_the_limit_is_projected_from_a_probe():
     captions, references = bench_karpathy.karpathy_rows(40)
     options = dict(device="cpu", dtype="float32", probe=10)
     fits = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=600, **options), bench_karpathy.QUICK, None)
-    assert fits["cold_s"] > 0 and "warm_s" in fits and "projected_s" not in fits
+    assert fits["cold_s"] > 0 and "warm_s" in fits and "projected_s" not in fits and not cleared
     over = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=1e-6, **options), bench_karpathy.QUICK, None)
-    assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10
+    # The probe starts from the stopped call's encodings emptied.
+    assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10 and cleared == [True]
     # 40 captions projected from 10: four times the probe (both figures rounded as shown).
     assert abs(over["projected_s"] - over["probe_s"] * 4) <= 0.07 and "warm_s" not in over

@@ -43,6 +43,17 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
+def clear_feature_caches() -> None:
+    """Empty what the cached encoders keep across calls (text encodings, CLIP text and image features: each object
+    with a ``clear_caches`` method); the models stay loaded. A benchmark's cold call on loaded models starts so."""
+    with _LOCK:
+        held = list(_CACHE.values())
+    for value in held:
+        clear = getattr(value, "clear_caches", None)
+        if callable(clear):
+            clear()
+
+
 def cache_size() -> int:
     """Number of objects currently held in the model cache."""
     return len(_CACHE)

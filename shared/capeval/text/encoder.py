@@ -197,6 +197,10 @@ class TextEncoder:
         self.special_ids = {int(t) for t in boundary if t is not None}
         self.cache = EncodingCache(encoding_cache_bytes())
 
+    def clear_caches(self) -> None:
+        """Forget every encoding kept from earlier calls (:func:`capeval.models.clear_feature_caches` calls this)."""
+        self.cache.clear()
+
     @property
     def pad_token_id(self) -> int:
         pad = self.tokenizer.pad_token_id
