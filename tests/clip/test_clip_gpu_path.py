@@ -217,6 +217,20 @@ def test_clear_caches_forgets_images_and_texts(own_encoder, loaders):
     assert len(loaders) == 2
 
 
+def test_remembered_texts_are_neither_tokenized_nor_encoded_again(own_encoder, monkeypatch):
+    tokenized, encoded = [], []
+    token_ids, encode_ids = own_encoder.token_ids, own_encoder._encode_ids
+    monkeypatch.setattr(own_encoder, "token_ids", lambda texts, mode: tokenized.append((list(texts), mode)) or token_ids(texts, mode))
+    monkeypatch.setattr(own_encoder, "_encode_ids", lambda ids: encoded.append(len(ids)) or encode_ids(ids))
+    first = own_encoder.text_features(CAPTIONS[:3], mode="code", batch_size=2)
+    assert tokenized == [(CAPTIONS[:3], "code")] and encoded == [2, 1]
+    again = own_encoder.text_features([CAPTIONS[2], "a new caption", CAPTIONS[0], "a new caption"], mode="code", batch_size=2)
+    assert tokenized[1:] == [(["a new caption"], "code")] and encoded[2:] == [1]  # only the new text, once
+    assert (again[0] == first[2]).all() and (again[2] == first[0]).all() and (again[1] == again[3]).all()
+    own_encoder.text_features(CAPTIONS[:1], mode="hf", batch_size=2)  # the other mode's tokenizer: another key
+    assert tokenized[2:] == [(CAPTIONS[:1], "hf")]
+
+
 def test_mode_and_rgb_first_are_remembered_apart(own_encoder, loaders):
     image = [image_zoo()["RGBA"]]
     variants = [("code", False), ("code", True), ("hf", False), ("hf", True)]

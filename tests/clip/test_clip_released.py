@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from capeval.backbones.clip import ImagePixels, load_clip_encoder, openai_to_transformers, released_pixels, released_token_ids, transformers_to_openai
+from capeval.backbones.clip import ImagePixels, clean_text, load_clip_encoder, openai_to_transformers, released_pixels, released_token_ids, transformers_to_openai
 from capeval.scoring.clip import ClipScoreScorer, PacScoreScorer
 
 from .conftest import CAPTIONS, HEADS, image_zoo
@@ -38,6 +38,31 @@ def test_token_ids_equal_clip_tokenize(tiny_clip, released_tokenizer):
     ids = released_token_ids(texts, load_clip_encoder(tiny_clip, device="cpu").tokenizer)
     assert [len(row) for row in ids][7] == 77  # the long caption is cut, ending in <|endoftext|>
     assert ids == [row[: int((row != 0).sum())].tolist() for row in expected]
+
+
+def test_clean_text_skips_ftfy_only_where_ftfy_and_html_change_nothing():
+    """Printable ASCII without "&" bypasses ftfy and HTML unescaping; on every text the result is the released one."""
+    import gzip
+    import html
+    import json
+    import string
+    from importlib import resources
+
+    import ftfy
+    import regex
+
+    def released(text: str) -> str:
+        text = html.unescape(html.unescape(ftfy.fix_text(text))).strip()
+        return regex.sub(r"\s+", " ", text).strip().lower()
+
+    references = json.loads(gzip.decompress(resources.files("capeval").joinpath("resources", "flickr8k_references.json.gz").read_bytes()))
+    texts = [ref for refs in references["references"] for ref in refs][:3000]
+    rng = np.random.default_rng(0)
+    alphabet = np.array(list(string.printable + "\x00\x1b\x85\u00a0\u2019\ufb01\u00c3\u00a9"))
+    texts += ["".join(rng.choice(alphabet, size=rng.integers(0, 40))) for _ in range(3000)]
+    texts += CAPTIONS + ["<b>bold</b> text;", "a `quoted' \\ back-slash", "fish &chips", "line\r\nbreak", "bell\x07"]
+    assert any(t.isascii() and t.isprintable() and "&" not in t for t in texts) and any("&" in t for t in texts)
+    assert [clean_text(t) for t in texts] == [released(t) for t in texts]
 
 
 def test_pixels_equal_torchvision_preprocessing():

@@ -32,6 +32,24 @@ def test_squad_normalisation():
     assert normalize_squad_answer("dog's") == "dogs"
 
 
+def test_squad_normalisation_equals_the_squad_script_on_random_text():
+    """The official SQuAD v1.1 evaluation script's normalize_answer, restated, on random text (punctuation, articles,
+    upper case, spaces, non-ASCII)."""
+    import random
+    import re
+    import string
+
+    def squad_script(text):
+        text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+        return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+    rng = random.Random(0)
+    pieces = ["a", "An", "THE", "the", "then", "theatre", " ", "  ", "\t", ",", "!", "'s", "-", "é", "İ", "\u00bf", "dog", "x"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(12)))
+        assert normalize_squad_answer(text) == squad_script(text), repr(text)
+
+
 def test_aggregation_vector():
     values = aggregate([1, 0, 1], [0.9, 0.5, 1.0000002], [0.8, 0.4, 0.9])
     assert values["qace"] == pytest.approx(6.5 / 9)

@@ -55,8 +55,9 @@ CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], dtype=np.float32)
 CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], dtype=np.float32)
 DEFAULT_MODEL = "openai/clip-vit-base-patch32"
 START_OF_TEXT, END_OF_TEXT = "<|startoftext|>", "<|endoftext|>"
-#: Text features kept across calls per encoder (512 floats each for ViT-B/32: ~40 MB).
-TEXT_CACHE_SIZE = 20_000
+#: Text features kept across calls per encoder (512 floats each for ViT-B/32: ~100 MB), more than the 25,000 texts
+#: (captions and references) of a COCO Karpathy test split call, which a smaller bound would evict in turn.
+TEXT_CACHE_SIZE = 50_000
 #: Image features kept across calls per encoder (512 floats each for ViT-B/32: ~40 MB), more than the 5,000 images
 #: of COCO's Karpathy test split, so scoring several systems' captions of them decodes each image once.
 IMAGE_CACHE_SIZE = 20_000
@@ -76,7 +77,9 @@ def clean_text(text: str) -> str:
     except ImportError as error:
         raise ImportError("CLIP-S and PAC-S clean text with ftfy as the released code does: pip install capeval[clip] "
                           "(or pass mode='hf')") from error
-    text = html.unescape(html.unescape(ftfy.fix_text(text))).strip()
+    # ftfy and html.unescape leave printable ASCII without "&" as it is (tested), so most captions need neither.
+    if not (text.isascii() and text.isprintable() and "&" not in text):
+        text = html.unescape(html.unescape(ftfy.fix_text(text)))
     # The `regex` module's \s, as the released tokenizer uses (Python's re counts a few more characters as space).
     return regex.sub(r"\s+", " ", text).strip().lower()
 
@@ -360,13 +363,14 @@ class ClipEncoder:
         return features.float().cpu().numpy()
 
     def text_features(self, texts: Sequence[str], *, mode: str, batch_size: int) -> np.ndarray:
-        """One projected float32 feature row per text, each distinct token sequence encoded once and remembered for
-        later calls."""
-        keys = [tuple(ids) for ids in self.token_ids(texts, mode)]
-        distinct = list(dict.fromkeys(keys))
-        found = self._text_cache.get_many(distinct)
-        for batch in length_batches([key for key in distinct if key not in found], batch_size, len):
-            encoded = dict(zip(batch, self._encode_ids(batch)))
+        """One projected float32 feature row per text, each distinct text encoded once and remembered for later calls
+        (by text and ``mode``, so a remembered text is not even tokenized again)."""
+        keys = [(mode, text) for text in texts]
+        found = self._text_cache.get_many(dict.fromkeys(keys))
+        missing = [key for key in dict.fromkeys(keys) if key not in found]
+        ids = dict(zip(missing, self.token_ids([text for _, text in missing], mode))) if missing else {}
+        for batch in length_batches(missing, batch_size, lambda key: len(ids[key])):
+            encoded = dict(zip(batch, self._encode_ids([ids[key] for key in batch])))
             self._text_cache.put_many(encoded)
             found.update(encoded)
         return np.stack([found[key] for key in keys])

@@ -104,14 +104,18 @@ QA_FORMATS = {
 }
 
 
+_NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
 def normalize_squad_answer(text: str) -> str:
     """SQuAD's answer normalisation: lower-case, drop punctuation, blank out the words a/an/the, collapse spaces.
 
     >>> normalize_squad_answer("The  Horses, (two)!")
     'horses two'
     """
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+    text = text.lower().translate(_NO_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
 
 
 def squad_f1(gold: str, predicted: str) -> float:
