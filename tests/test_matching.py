@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from capeval.scoring import bertscore
-from capeval.scoring.bertscore import match_one_candidate, match_pairs, padding_floors
+from capeval.scoring.bertscore import match_one_candidate, padding_floors
 from capeval.scoring.matching import normalize_rows, segment_max, segment_sum, token_weights
 from capeval.text.idf import idf_weights
 
@@ -89,29 +88,3 @@ def test_idf_vectors():
     assert idf[101] == 0.0 and idf[102] == 0.0
     assert idf[7] == pytest.approx(math.log(4 / 2))  # counted once per document
     assert token_weights([101, 5, 102], [True, False, True], idf).tolist() == pytest.approx([0.0, 0.693147, 0.0], abs=1e-6)
-
-
-@pytest.mark.parametrize("chunk", [1, 3, 256])
-def test_vectorised_pairs_equal_one_pair_at_a_time(monkeypatch, chunk):
-    """Random pairs of many lengths (one token up), weights with zeros (an all-special side scores 0), floors of
-    -inf, 0 and a positive value, in several chunk sizes and orders: each pair's P, R, F as match_one_candidate's."""
-    monkeypatch.setattr(bertscore, "PAIR_CHUNK", chunk)
-    rng = np.random.default_rng(0)
-
-    def side():
-        length = int(rng.integers(1, 9))
-        rows = normalize_rows(torch.from_numpy(rng.normal(size=(length, 6)).astype(np.float32))).numpy()
-        weights = rng.choice([0.0, 0.5, 1.0, 2.0], size=length).astype(np.float32)
-        return rows, weights
-
-    candidates, references = [side() for _ in range(40)], [side() for _ in range(40)]
-    candidates[0] = (candidates[0][0], np.zeros_like(candidates[0][1]))  # nothing to match
-    references[1] = (references[1][0], np.zeros_like(references[1][1]))
-    floors = rng.choice([-np.inf, 0.0, 0.3], size=(2, 40))
-    expected = np.array([[value[0] for value in match_one_candidate(c[0], c[1], r[0], r[1], [len(r[0])], floors[0][k:k + 1], floors[1][k:k + 1])]
-                         for k, (c, r) in enumerate(zip(candidates, references))]).T
-    for order in (np.arange(40), np.arange(40)[::-1], rng.permutation(40)):
-        got = match_pairs([candidates[k] for k in order], [references[k] for k in order], floors[0][order], floors[1][order])
-        np.testing.assert_allclose(np.array(got), expected[:, order], rtol=0, atol=1e-6)
-    assert expected[:, 0].tolist() == expected[:, 1].tolist() == [0.0, 0.0, 0.0]
-    assert (expected[0] > 0).sum() > 20 and len(set(np.round(expected[2], 6))) > 30

@@ -11,8 +11,8 @@ similarities are all negative therefore gets 0 instead of its (negative) best
 match whenever the other sentence was shorter than the longest one on its side
 of the batch. ``pad_like_bert_score=False`` gives the batch-independent definition.
 
-Every distinct sentence is encoded once in length-sorted batches, and the
-(candidate, reference) pairs are matched in vectorised chunks (:func:`match_pairs`).
+Every distinct sentence is encoded once in length-sorted batches, and each
+candidate is matched against all of its references with one matrix product.
 
 ``rescale_with_baseline`` maps each of P, R and F to ``(s − b) / (1 − b)`` with bert_score's per-layer
 baseline ``b`` for the model (the English TSVs the ``bert_score`` package ships), or the baseline in
@@ -33,6 +33,7 @@ from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
 from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
+from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
 from .matching import normalize_rows, segment_max, segment_sum, token_weights
 from .options import Device, Dtype
@@ -87,63 +88,6 @@ def match_one_candidate(
     precision, recall = np.where(empty, 0.0, precision), np.where(empty, 0.0, recall)
     f_score = np.where(empty | np.isnan(f_score), 0.0, f_score)
     return precision, recall, f_score
-
-
-def padded(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Arrays of equal trailing shape stacked along a new first axis, zero-padded to the longest, with the mask of
-    real rows.
-
-    >>> stacked, real = padded([np.ones((1, 2)), np.ones((3, 2))])
-    >>> stacked.shape, real.tolist()
-    ((2, 3, 2), [[True, False, False], [True, True, True]])
-    """
-    lengths = np.array([len(a) for a in arrays])
-    stacked = np.zeros((len(arrays), int(lengths.max()), *arrays[0].shape[1:]), dtype=arrays[0].dtype)
-    for row, array in enumerate(arrays):
-        stacked[row, : len(array)] = array
-    return stacked, np.arange(stacked.shape[1]) < lengths[:, None]
-
-
-#: (candidate, reference) pairs matched per vectorised step of :func:`match_pairs`.
-PAIR_CHUNK = 256
-
-
-def match_pairs(candidates: Sequence[tuple[np.ndarray, np.ndarray]], references: Sequence[tuple[np.ndarray, np.ndarray]],
-                precision_floors: np.ndarray, recall_floors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """P, R, F of each (candidate, reference) pair, each side given as (unit token rows, token weights): the
-    arithmetic of :func:`match_one_candidate` for many pairs at once (a Python loop over pairs spends its time in
-    numpy's per-call overhead). Pairs of similar lengths go together in chunks of :data:`PAIR_CHUNK`, padded to
-    their longest; a padded position never wins a maximum and weighs nothing. Sums are taken in float64.
-
-    >>> e = np.eye(2, dtype=np.float32)
-    >>> p, r, f = match_pairs([(e, np.ones(2)), (e[:1], np.ones(1))], [(e[:1], np.ones(1)), (e[1:], np.ones(1))],
-    ...                       np.full(2, -np.inf), np.full(2, -np.inf))
-    >>> p.tolist(), r.tolist(), f.tolist()
-    ([0.5, 0.0], [1.0, 0.0], [0.6666666666666666, 0.0])
-    """
-    count = len(candidates)
-    precision, recall = np.zeros(count), np.zeros(count)
-    candidate_totals, reference_totals = np.zeros(count), np.zeros(count)
-    order = sorted(range(count), key=lambda k: (len(candidates[k][0]), len(references[k][0])))
-    for start in range(0, count, PAIR_CHUNK):
-        rows = np.array(order[start : start + PAIR_CHUNK])
-        cand, cand_real = padded([candidates[k][0] for k in rows])
-        cand_weights, _ = padded([candidates[k][1] for k in rows])
-        ref, ref_real = padded([references[k][0] for k in rows])
-        ref_weights, _ = padded([references[k][1] for k in rows])
-        similarity = np.matmul(cand, ref.transpose(0, 2, 1))  # pairs × candidate tokens × reference tokens
-        best_for_candidate = np.maximum(np.where(ref_real[:, None, :], similarity, -np.inf).max(axis=2), precision_floors[rows, None])
-        best_for_reference = np.maximum(np.where(cand_real[:, :, None], similarity, -np.inf).max(axis=1), recall_floors[rows, None])
-        # Padded positions weigh 0; their (finite or -inf) maxima are zeroed so that 0 × -inf gives no NaN.
-        precision[rows] = (cand_weights * np.where(cand_real, best_for_candidate, 0.0)).sum(axis=1, dtype=np.float64)
-        recall[rows] = (ref_weights * np.where(ref_real, best_for_reference, 0.0)).sum(axis=1, dtype=np.float64)
-        candidate_totals[rows] = cand_weights.sum(axis=1, dtype=np.float64)
-        reference_totals[rows] = ref_weights.sum(axis=1, dtype=np.float64)
-    empty = (candidate_totals == 0) | (reference_totals == 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision, recall = np.where(empty, 0.0, precision / candidate_totals), np.where(empty, 0.0, recall / reference_totals)
-        f_score = 2 * precision * recall / (precision + recall)
-    return precision, recall, np.where(empty | np.isnan(f_score), 0.0, f_score)
 
 
 class BERTScorer(CaptionScorer):
@@ -243,11 +187,26 @@ class BERTScorer(CaptionScorer):
         else:
             candidate_floors = reference_floors = np.full(len(pair_references), -np.inf)
 
-        pair_values = match_pairs([prepared[c] for c in pair_candidates], [prepared[r] for r in pair_references],
-                                  reference_floors, candidate_floors)
-        # Several references: P, R and F are each maxed independently over a candidate's pairs.
-        starts = np.cumsum([0] + [len(refs) for refs in references[:-1]])
-        precision, recall, f1 = (np.maximum.reduceat(values, starts) for values in pair_values)
+        precision, recall, f1 = [], [], []
+        start = 0
+        pairs = list(zip(candidates, references))
+        for candidate, refs in progress(pairs, desc="BERTScore matching", show=show_progress if len(pairs) > 1000 else False):
+            cand_emb, cand_weights = prepared[candidate]
+            stop = start + len(refs)
+            p, r, f = match_one_candidate(
+                cand_emb,
+                cand_weights,
+                np.concatenate([prepared[ref][0] for ref in refs]),
+                np.concatenate([prepared[ref][1] for ref in refs]),
+                [len(prepared[ref][0]) for ref in refs],
+                precision_floors=reference_floors[start:stop],
+                recall_floors=candidate_floors[start:stop],
+            )
+            # Several references: P, R and F are each maxed independently.
+            precision.append(float(p.max()))
+            recall.append(float(r.max()))
+            f1.append(float(f.max()))
+            start = stop
         columns = np.array([precision, recall, f1])
         if self.rescale_with_baseline:
             baseline = self.baseline()[:, None]
