@@ -35,7 +35,7 @@ Args:
     region_features (list, optional): QACE-Img: one entry per caption, a BUTD ``.npz`` path or dict with
         ``features`` (36×2048) and ``norm_bb`` (36×6).
     images (list, optional): QACE-Img without region_features: features come from the ``extractor`` option.
-    batch_size (int, optional): sequences per generation batch (default 32 on CPU, 512 on GPU).
+    batch_size (int, optional): sequences per generation batch (default 32 on CPU, 1,024 on GPU).
     show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
 
 Returns:

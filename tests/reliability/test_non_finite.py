@@ -134,3 +134,20 @@ def test_polos_refuses_a_nan_head(polos_files, tmp_path):
     scorer = PolosScorer(str(checkpoint), clip_model=polos_files["clip"], device="cpu")
     with pytest.raises(NonFiniteError, match=f"^the Polos head outputs of '.*' from {checkpoint} hold NaN"):
         scorer.score(CAPTIONS, REFERENCES, images=polos_files["images"][:2])
+
+
+def test_the_text_encoder_checks_each_sentences_own_positions(tiny_bert_path):
+    """Non-finite values in padding pass; one in a sentence's own positions names that sentence (not the batch's first)."""
+    from capeval.text.encoder import TextEncoder
+
+    encoder = TextEncoder(tiny_bert_path)
+    id_lists, labels = [[1, 2], [1, 2, 3, 4], [1, 2, 3]], ["short", "long", "middle"]
+    hidden, attentions = torch.zeros(3, 4, 5), torch.zeros(3, 2, 2, 4, 4)
+    hidden[0, 2:], hidden[2, 3], attentions[2, 1, 0, 3, :], attentions[0, 0, 1, :, 2] = (float("nan"),) * 4
+    encoder._require_finite([hidden, attentions], [0, 1, 2], id_lists, labels)  # every NaN is padding
+    for output, what in ((hidden, "hidden states"), (attentions, "attentions")):
+        spoiled = output.clone()
+        spoiled[(2, 2) if what == "hidden states" else (2, 1, 1, 2, 0)] = float("inf")
+        with pytest.raises(NonFiniteError, match=f"the {what} of 'middle' from"):
+            encoder._require_finite([spoiled if what == "hidden states" else hidden,
+                                     spoiled if what == "attentions" else attentions], [0, 1, 2], id_lists, labels)

@@ -422,7 +422,7 @@ class QaceScorer(CaptionScorer):
         """QACE per caption (columns ``qace``, ``qace_f1``, ``qace_bertscore`` and, when counted, ``qace_answerability``)
         with ``details["questions"]`` (per caption, a dict per question and context) and ``details["note"]``.
 
-        ``batch_size`` is the number of sequences per generation batch (default 32 on CPU, 512 on GPU).
+        ``batch_size`` is the number of sequences per generation batch (default 32 on CPU, 1,024 on GPU).
         """
         inputs: dict[str, Any] = {}
         if self.variant == "ref":

@@ -273,11 +273,14 @@ class TextEncoder:
             index = batch[row]
             return labels[index] if labels is not None else self.tokenizer.decode(list(id_lists[index]), skip_special_tokens=True)
 
-        lengths = [len(id_lists[i]) for i in batch]
+        lengths = torch.tensor([len(id_lists[i]) for i in batch])
         for output, what in zip(outputs, ("hidden states", "attentions")):
             if output is not None:
-                own = [output[row, :n] if what == "hidden states" else output[row, :, :, :n, :n] for row, n in enumerate(lengths)]
-                require_finite(own, items=sentence, what=what, model=self.name_or_path)
+                # One check per batch (not one per sentence): padded positions are zeroed first.
+                real = torch.arange(output.shape[-2]) < lengths[:, None]  # sentence × position
+                own = (real[:, :, None] if what == "hidden states" else
+                       real[:, None, None, :, None] & real[:, None, None, None, :])
+                require_finite(torch.where(own, output, 0.0), items=sentence, what=what, model=self.name_or_path)
 
     def encode(self, sentences: Sequence[str], *, batch_size: int = 64, show_progress: bool | None = None) -> list[EncodedSequence]:
         """Encode sentences; each distinct sentence is run through the model once, and not again on later
