@@ -65,7 +65,7 @@ MAX_LENGTH = 20
 #: Sequences per generation batch (Visual-T5's questions, and QACE's text T5s). Every Visual-T5 input has the same
 #: length, so its batches need no sorting. On a GPU a decoding step of a small batch is bound by kernel launches and
 #: Python, not arithmetic, so larger batches do the same work in fewer steps: on an H100, QACE-Ref on 1,000 Karpathy
-#: captions ran at 45, 46 and 66 captions/s with 256, 512 and 1,024 (T5-small stand-ins). 1,024 rows of T5-base
+#: captions ran at 45 captions/s with 256 and 66 with 1,024 (T5-small stand-ins). 1,024 rows of T5-base
 #: with 40-token inputs hold about 5.5 GB of attention caches (12 layers × self and cross keys and values).
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 1024, 32
 _IMAGE_PROJECTION = ("encoder.img_emb.weight", "encoder.img_emb.bias")
