@@ -290,12 +290,17 @@ def timed_call(captions, spec, inputs, limit: float | None = None) -> float:
         signal.signal(signal.SIGALRM, previous)
 
 
+def spec_dtype(spec) -> str:
+    """The forward-pass precision a :func:`build_runs` spec runs in (float32 where the metric declares no ``dtype``)."""
+    options = spec[1] if isinstance(spec, tuple) else {} if isinstance(spec, str) else spec.options()
+    return options.get("dtype", "float32")
+
+
 def measure(name: str, captions, references, args, sizes: dict, spans: dict | None) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         spec, inputs = build_runs(name, Path(folder), captions, references, sizes, args.device, spans, args.dtype)
-        options = spec[1] if isinstance(spec, tuple) else {} if isinstance(spec, str) else spec.options()
-        row = {"metric": name, "dtype": options.get("dtype", "float32"), "captions": len(captions),
+        row = {"metric": name, "dtype": spec_dtype(spec), "captions": len(captions),
                "build_s": round(time.perf_counter() - start, 1)}
         try:
             cold = timed_call(captions, spec, inputs, args.limit)
