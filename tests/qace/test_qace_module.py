@@ -2,7 +2,7 @@
 
 import pytest
 
-import capeval
+import capeval.registry
 
 CAPTIONS = ["Two men are riding horses on the ground", "a brown horse"]
 
