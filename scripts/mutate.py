@@ -29,6 +29,7 @@ import sys
 import time
 import tokenize
 from pathlib import Path
+from typing import Iterator
 
 SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "+": "-", "-": "+", "*": "/", "/": "*",
          "//": "/", "and": "or", "or": "and", "True": "False", "False": "True", "min": "max", "max": "min",
@@ -66,6 +67,15 @@ def mutations(source: str) -> list[tuple[int, str, str]]:
     return found
 
 
+def definitions(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.stmt]]:
+    """(name, node) of the top-level functions and of the methods of top-level classes, named ``Class.method``."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + node.name, node
+        elif isinstance(node, ast.ClassDef) and not prefix:
+            yield from definitions(node.body, f"{node.name}.")
+
+
 def run_tests(tests: list[str], timeout: float) -> str:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0"}
     try:
@@ -81,7 +91,7 @@ def main() -> int:
     parser.add_argument("module")
     parser.add_argument("tests", type=shlex.split, help="pytest arguments, one string")
     parser.add_argument("--functions", type=lambda text: text.split(","), default=None,
-                        help="mutate only these top-level functions (comma-separated names)")
+                        help="mutate only these functions (comma-separated; a method as Class.method)")
     parser.add_argument("--limit", type=int, default=0, help="a seeded random sample of this many mutants (0: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=300)
@@ -92,8 +102,12 @@ def main() -> int:
     original = path.read_text()
     candidates = mutations(original)
     if args.functions:
-        spans = [(node.lineno, node.end_lineno) for node in ast.parse(original).body
-                 if isinstance(node, ast.FunctionDef) and node.name in args.functions]
+        defined = dict(definitions(ast.parse(original).body))
+        unknown = sorted(set(args.functions) - set(defined))
+        if unknown:
+            print(f"{path} defines no {', '.join(unknown)} (a method is named Class.method)", file=sys.stderr)
+            return 1
+        spans = [(defined[name].lineno, defined[name].end_lineno) for name in args.functions]
         candidates = [c for c in candidates if any(first <= c[0] <= last for first, last in spans)]
     if args.limit and len(candidates) > args.limit:
         candidates = sorted(random.Random(args.seed).sample(candidates, args.limit))

@@ -298,6 +298,11 @@ def test_bad_inputs_and_options_raise_clear_errors(polos_files, tmp_path):
         scorer.score(["a cat"], [["a cat"]])
     with pytest.raises(ValueError, match="a text has .* tokens; the text encoder's position table holds 512"):
         scorer.score(["cat " * 600], [["a cat"]], images=polos_files["images"][:1])
+    # The position table's last row is used: 512 tokens (510 "the" between <s> and </s>) are scored, 513 refused.
+    [longest] = scorer.score([" ".join(["the"] * 510)], [["a cat"]], images=polos_files["images"][:1])["polos"]
+    assert np.isfinite(longest)
+    with pytest.raises(ValueError, match="^a text has 513 tokens; the text encoder's position table holds 512"):
+        scorer.score([" ".join(["the"] * 511)], [["a cat"]], images=polos_files["images"][:1])
     with pytest.raises(ValueError, match="images\\[0\\]: cannot read the file"):
         scorer.score(["a cat"], [["a cat"]], images=[str(tmp_path / "missing.jpg")])
     with pytest.raises(ValueError, match="predict_batch_size applies only with mode='code'"):

@@ -189,6 +189,26 @@ def test_a_call_whose_images_are_all_remembered_starts_no_dataloader(own_encoder
     np.testing.assert_array_equal(again, np.concatenate([first[::-1], first[:2]]))
 
 
+def test_a_direct_call_decodes_in_this_process_into_unpinned_memory(own_encoder, monkeypatch):
+    """``image_features`` starts no workers unless asked (``num_workers=0``), and pins memory only for CUDA."""
+    options: list[dict] = []
+    loader = torch.utils.data.DataLoader
+    monkeypatch.setattr(torch.utils.data, "DataLoader", lambda dataset, **kw: options.append(kw) or loader(dataset, **kw))
+    own_encoder.image_features([image_zoo()["RGB"]], mode="code", batch_size=2)
+    assert [(kw["num_workers"], kw["pin_memory"]) for kw in options] == [(0, False)]
+
+
+def test_cached_rows_are_read_only_copies_of_the_rows_put():
+    cache = clip_backbone.FeatureCache(max_rows=2)
+    row = np.arange(3.0)
+    cache.put_many({"a": row})
+    row[0] = 9.0  # the caller's array changes; the cached copy does not
+    cached = cache.get_many(["a"])["a"]
+    np.testing.assert_array_equal(cached, [0.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="read-only"):
+        cached[0] = 5.0
+
+
 def test_the_least_recently_used_images_are_forgotten_beyond_the_bound(spread_clip, loaders, monkeypatch):
     monkeypatch.setattr(clip_backbone, "IMAGE_CACHE_SIZE", 3)
     encoder = build_clip_encoder(spread_clip, device="cpu")

@@ -151,3 +151,7 @@ def test_the_text_encoder_checks_each_sentences_own_positions(tiny_bert_path):
         with pytest.raises(NonFiniteError, match=f"the {what} of 'middle' from"):
             encoder._require_finite([spoiled if what == "hidden states" else hidden,
                                      spoiled if what == "attentions" else attentions], [0, 1, 2], id_lists, labels)
+    # Without labels the sentence is decoded from its ids, special tokens left out.
+    ids = encoder.tokenize(["a dog runs"])
+    with pytest.raises(NonFiniteError, match="^the hidden states of 'a dog runs' from"):
+        encoder._require_finite([torch.full((1, len(ids[0]), 5), float("nan")), None], [0], ids, None)
