@@ -116,6 +116,33 @@ def test_edge_cases_ref(qace_options):
         scorer.score(CAPTIONS, None)
 
 
+def test_ref_answerability_is_one_minus_the_first_step_probability_of_unanswerable(qace_options, unsure_qa):
+    """Each record's answerability is 1 − P(token 73) at the QA model's first decoding step on its (question,
+    reference) input, and the column aggregates them (a QA model whose answerabilities are not all 1)."""
+    import torch
+
+    from capeval.backbones.visual_t5 import UNANSWERABLE_TOKEN_ID
+    from capeval.scoring.qace import QA_FORMATS, T5TextGenerator
+
+    options = {**qace_options, "qa_model": unsure_qa}
+    scorer = QaceScorer("ref", **options)
+    scores = scorer.score(CAPTIONS, REFERENCES)
+    check_consistent(scores, scorer, CAPTIONS)
+    generator = T5TextGenerator(unsure_qa, QA_FORMATS["questeval"], device="cpu")
+    seen = []
+    for i, records in enumerate(scores.details["questions"]):
+        for record in records:
+            fields = {"question": record["question"], "context": REFERENCES[i][record["reference"]]}
+            with torch.inference_mode():
+                logits = generator.model(input_ids=torch.tensor(generator.input_ids([fields])),
+                                         decoder_input_ids=torch.tensor([[0]])).logits[0, -1]
+            expected = 1 - logits.softmax(-1)[UNANSWERABLE_TOKEN_ID].item()
+            assert record["answerability"] == pytest.approx(expected, abs=1e-6)
+            seen.append(expected)
+    assert len(seen) > 5 and max(seen) < 0.9999 and len(set(np.round(seen, 9))) > 3
+    assert all(value < 1.0 for value in scores["qace_answerability"] if value > 0)
+
+
 def test_without_answerability(qace_options):
     scores = QaceScorer("ref", qa_format="demo", **qace_options).score(CAPTIONS[:2], REFERENCES[:2])
     assert set(scores) == {"qace", "qace_f1", "qace_bertscore"}

@@ -65,10 +65,15 @@ def test_long_questions_are_truncated_to_64_slots(answerer, sample):
         assert len(answerer.answer([long_question], [sample])) == 1
 
 
-def test_port_equals_a_plain_restatement(answerer, tiny_visual_t5, sample):
-    """transformers' T5 loaded on its own, img_emb read from the weights by hand, generate(inputs_embeds=...)."""
-    plain = T5ForConditionalGeneration.from_pretrained(tiny_visual_t5).eval()
-    with safe_open(os.path.join(tiny_visual_t5, "model.safetensors"), framework="pt") as weights:
+@pytest.mark.parametrize("model", ["tiny_visual_t5", "unsure_visual_t5"])
+def test_port_equals_a_plain_restatement(model, request, sample):
+    """transformers' T5 loaded on its own, img_emb read from the weights by hand, generate(inputs_embeds=...); on the
+    wide random model (varied answers, answerability 1) and on one that gives token 73 a visible probability."""
+    folder = request.getfixturevalue(model)
+    answerer = VisualT5Answerer(folder, folder, device="cpu")
+    plain = T5ForConditionalGeneration.from_pretrained(folder).eval()
+    answerabilities = []
+    with safe_open(os.path.join(folder, "model.safetensors"), framework="pt") as weights:
         weight, bias = weights.get_tensor("encoder.img_emb.weight"), weights.get_tensor("encoder.img_emb.bias")
     tokenizer = answerer.tokenizer
     features = torch.from_numpy(np.concatenate([sample.features.astype(np.float32), sample.norm_bb], axis=1))
@@ -86,6 +91,9 @@ def test_port_equals_a_plain_restatement(answerer, tiny_visual_t5, sample):
         assert text == expected
         assert answerability == pytest.approx(1 - out.scores[0].softmax(-1)[0, 73].item(), abs=1e-6)
         assert out.sequences.shape[1] <= 20
+        answerabilities.append(answerability)
+    if model == "unsure_visual_t5":
+        assert max(answerabilities) < 0.9999
 
 
 def test_batched_equals_per_item_and_different_images(answerer, sample):
