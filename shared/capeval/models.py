@@ -12,8 +12,9 @@ import hashlib
 import json
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping
 
 from .progress import library_bars
 from .settings import offline
@@ -41,6 +42,70 @@ def clear_cache() -> None:
     """Drop every cached model (frees memory; the next use reloads)."""
     with _LOCK:
         _CACHE.clear()
+
+
+class BoundedCache:
+    """Values by key, kept across calls while their sizes (``size`` of each value; 1 by default) add up to at most
+    ``max_size``, the least recently used dropped first; a value larger than the whole bound is not kept. Safe to
+    share between threads. The encoders keep what they computed in these (text encodings, CLIP text and image
+    features), and :func:`clear_feature_caches` empties them.
+
+    >>> cache = BoundedCache(max_size=2)
+    >>> cache.put_many({"a": 1, "b": 2})
+    >>> cache.get_many(["a", "c"])  # "a" is now the most recently used
+    {'a': 1}
+    >>> cache.put("c", 3)
+    >>> sorted(cache.get_many(["a", "b", "c"])), cache.get("b"), len(cache), cache.size
+    (['a', 'c'], None, 2, 2)
+    >>> cache.put("c", 4); len(cache), cache.size, cache.get("c")  # a key put again is replaced, not counted twice
+    (2, 2, 4)
+    >>> cache.clear(); len(cache), cache.size
+    (0, 0)
+    """
+
+    def __init__(self, max_size: int, size: Callable[[Any], int] = lambda value: 1):
+        self.max_size, self._size_of = max_size, size
+        self.size = 0
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_many(self, keys: Iterable[Hashable]) -> dict[Hashable, Any]:
+        """The cached values of those of ``keys`` that are cached, each marked as just used."""
+        with self._lock:
+            found = {key: self._entries[key][0] for key in keys if key in self._entries}
+            for key in found:
+                self._entries.move_to_end(key)
+        return found
+
+    def get(self, key: Hashable) -> Any:
+        """The cached value of ``key`` (marked as just used), or None."""
+        return self.get_many([key]).get(key)
+
+    def put_many(self, values: Mapping[Hashable, Any]) -> None:
+        """Remember ``values`` as the most recently used, dropping the least recently used beyond the bound."""
+        with self._lock:
+            for key, value in values.items():
+                size = self._size_of(value)
+                if size > self.max_size:
+                    continue
+                if key in self._entries:
+                    self.size -= self._entries.pop(key)[1]
+                self._entries[key] = (value, size)
+                self.size += size
+            while self.size > self.max_size:
+                self.size -= self._entries.popitem(last=False)[1][1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        self.put_many({key: value})
+
+    def clear(self) -> None:
+        """Forget every value (a cold start, e.g. for a benchmark's first call)."""
+        with self._lock:
+            self._entries.clear()
+            self.size = 0
 
 
 def clear_feature_caches() -> None:

@@ -199,7 +199,7 @@ def test_a_direct_call_decodes_in_this_process_into_unpinned_memory(own_encoder,
 
 
 def test_cached_rows_are_read_only_copies_of_the_rows_put():
-    cache = clip_backbone.FeatureCache(max_rows=2)
+    cache = clip_backbone.FeatureRowCache(max_rows=2)
     row = np.arange(3.0)
     cache.put_many({"a": row})
     row[0] = 9.0  # the caller's array changes; the cached copy does not

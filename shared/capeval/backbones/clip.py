@@ -17,7 +17,7 @@ are. Either way text features are pooled at the **first** ``<|endoftext|>`` (so 
 as OpenAI's ``encode_text`` does.
 
 :class:`ClipEncoder` encodes batches, each distinct image and text once per call, and keeps both text and image
-features in bounded caches across calls (:class:`FeatureCache`), so a later call decodes and encodes only the images
+features in bounded caches across calls (:class:`FeatureRowCache`), so a later call decodes and encodes only the images
 and texts it has not seen. Images are decoded and preprocessed in a ``torch.utils.data.DataLoader``
 (:class:`ImagePixels`), in worker processes when asked, so decoding overlaps the forward pass. The model's weights
 stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast``
@@ -29,19 +29,17 @@ stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast
 
 from __future__ import annotations
 
-import collections
 import html
 import multiprocessing
 import os
-import threading
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import regex
 import torch
 
-from ..models import cached, load_pretrained, resolve_device
+from ..models import BoundedCache, cached, load_pretrained, resolve_device
 from ..vision.images import ImageLoadError, image_digest, open_image
 from .common import length_batches, load_checked, pad_ids, read_state_dict
 from .precision import autocast_forward
@@ -276,53 +274,24 @@ def default_image_workers(device: torch.device) -> int:
     return max(0, min(MAX_DEFAULT_WORKERS, (os.cpu_count() or 1) - 1))
 
 
-class FeatureCache:
-    """Feature rows by key, kept across calls up to ``max_rows``, the least recently used dropped first; safe to
-    share between threads. Rows are stored as read-only copies, so a cached row is exactly the row that was put.
+class FeatureRowCache(BoundedCache):
+    """Feature rows by key, at most ``max_rows`` of them (:class:`~capeval.models.BoundedCache`). Rows are stored as
+    read-only copies, so a cached row is exactly the row that was put and holds no whole batch alive as a view.
 
-    >>> cache = FeatureCache(max_rows=2)
-    >>> cache.put_many({"a": np.zeros(3), "b": np.ones(3)})
-    >>> sorted(cache.get_many(["a", "c"]))  # "a" is now the most recently used
-    ['a']
-    >>> cache.put_many({"c": np.ones(3)})
-    >>> sorted(cache.get_many(["a", "b", "c"])), len(cache)
-    (['a', 'c'], 2)
-    >>> cache.clear(); len(cache)
-    0
+    >>> cache = FeatureRowCache(max_rows=2)
+    >>> cache.put_many({"a": np.zeros(3)})
+    >>> cache.get("a").flags.writeable
+    False
     """
 
     def __init__(self, max_rows: int):
-        self.max_rows = max_rows
-        self._rows: collections.OrderedDict[Any, np.ndarray] = collections.OrderedDict()
-        self._lock = threading.Lock()
+        super().__init__(max_rows)
 
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def get_many(self, keys: Iterable[Any]) -> dict[Any, np.ndarray]:
-        """The cached rows of those of ``keys`` that are cached, each marked as just used."""
-        with self._lock:
-            found = {key: self._rows[key] for key in keys if key in self._rows}
-            for key in found:
-                self._rows.move_to_end(key)
-        return found
-
-    def put_many(self, rows: Mapping[Any, np.ndarray]) -> None:
-        """Remember ``rows`` as the most recently used, dropping the least recently used beyond ``max_rows``."""
-        copies = {key: np.array(row) for key, row in rows.items()}  # not views that keep a whole batch alive
+    def put_many(self, values: Mapping[Any, np.ndarray]) -> None:
+        copies = {key: np.array(row) for key, row in values.items()}
         for row in copies.values():
             row.flags.writeable = False
-        with self._lock:
-            for key, row in copies.items():
-                self._rows[key] = row
-                self._rows.move_to_end(key)
-            while len(self._rows) > self.max_rows:
-                self._rows.popitem(last=False)
-
-    def clear(self) -> None:
-        """Forget every row (a cold start, e.g. for a benchmark's first call)."""
-        with self._lock:
-            self._rows.clear()
+        super().put_many(copies)
 
 
 class ClipEncoder:
@@ -339,8 +308,8 @@ class ClipEncoder:
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
         self.device = next(model.parameters()).device
         self.dtype = dtype
-        self._text_cache = FeatureCache(TEXT_CACHE_SIZE)
-        self._image_cache = FeatureCache(IMAGE_CACHE_SIZE)
+        self._text_cache = FeatureRowCache(TEXT_CACHE_SIZE)
+        self._image_cache = FeatureRowCache(IMAGE_CACHE_SIZE)
 
     def clear_caches(self) -> None:
         """Forget every text and image feature kept from earlier calls (a cold start, e.g. for a benchmark)."""

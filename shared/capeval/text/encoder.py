@@ -13,7 +13,6 @@ the same references every time encodes them once and then only its new predictio
 from __future__ import annotations
 
 import copy
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -23,7 +22,7 @@ from ..backbones.common import length_batches
 from ..backbones.precision import autocast_forward, check_dtype
 from ..finite import require_finite
 from ..inputs import int_option
-from ..models import cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
+from ..models import BoundedCache, cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
 from .idf import IdfWeights, idf_weights
@@ -47,7 +46,12 @@ class EncodedSequence:
     attentions: torch.Tensor | None = None
 
 
-class EncodingCache:
+def encoding_bytes(encoded: EncodedSequence) -> int:
+    """The bytes of an encoding's tensors (what :class:`EncodingCache` counts)."""
+    return sum(t.numel() * t.element_size() for t in (encoded.hidden, encoded.attentions) if t is not None)
+
+
+class EncodingCache(BoundedCache):
     """Encoded sentences by text, least recently used dropped first once their tensors exceed ``max_bytes``.
 
     >>> cache = EncodingCache(max_bytes=2 * 4 * 3)
@@ -60,34 +64,7 @@ class EncodingCache:
     """
 
     def __init__(self, max_bytes: int):
-        self.max_bytes = max_bytes
-        self.size = 0
-        self._entries: OrderedDict[str, tuple[EncodedSequence, int]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        """Forget every encoding (a cold start, e.g. for a benchmark's first call)."""
-        self._entries.clear()
-        self.size = 0
-
-    def get(self, text: str) -> EncodedSequence | None:
-        if text not in self._entries:
-            return None
-        self._entries.move_to_end(text)
-        return self._entries[text][0]
-
-    def put(self, text: str, encoded: EncodedSequence) -> None:
-        tensors = [t for t in (encoded.hidden, encoded.attentions) if t is not None]
-        nbytes = sum(t.numel() * t.element_size() for t in tensors)
-        if nbytes > self.max_bytes or text in self._entries:
-            return
-        self._entries[text] = (encoded, nbytes)
-        self.size += nbytes
-        while self.size > self.max_bytes:
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self.size -= dropped
+        super().__init__(max_bytes, size=encoding_bytes)
 
 
 def _find_layer_stack(model: torch.nn.Module) -> tuple[str, ...] | None:
