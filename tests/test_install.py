@@ -107,7 +107,9 @@ def test_scoring_from_the_command_line_needs_no_evaluate(installed, tmp_path):
     for args in (["score", "--offline", "bleu"], ["benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0"]):
         done = run_outside(installed, tmp_path, command, *args, path=(blocker,))
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in done.stdout
-    # The one entry point that hands out evaluate modules says what it needs and what scores without it.
-    load = "import capeval\ntry:\n    capeval.load('bleu')\nexcept ModuleNotFoundError as error:\n    print(error)\n"
+    # capeval.load without evaluate: a standalone metric with the module's compute and results.
+    load = ("import capeval, sys\nbleu = capeval.load('bleu', order=1)\n"
+            "result = bleu.compute(predictions=['a dog'], references=[['a dog runs']])\n"
+            "print(type(bleu).__name__, round(result['bleu'], 6), 'evaluate' in sys.modules)\n")
     said = run_outside(installed, tmp_path, sys.executable, "-c", load, path=(blocker,)).stdout
-    assert "capeval.load('bleu') returns an evaluate module and needs the evaluate package (pip install evaluate)" in said
+    assert said.split() == ["StandaloneMetric", "0.606531", "False"]

@@ -2,6 +2,7 @@
 
 import ast
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,45 @@ def test_scoring_never_imports_evaluate_or_gradio():
         text = path.read_text(encoding="utf-8")
         assert "import evaluate" not in text and "import gradio" not in text, path.name
     assert "self" in inspect.signature(CaptionScorer.score).parameters
+
+
+class EvaluateMissing:
+    """A meta-path finder that makes ``import evaluate`` fail as an uninstalled package, or as an installed one whose
+    own dependency ``missing`` is absent."""
+
+    def __init__(self, missing: str = "evaluate"):
+        self.missing = missing
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "evaluate":
+            raise ModuleNotFoundError(f"No module named {self.missing!r}", name=self.missing)
+
+
+@pytest.mark.parametrize("name, options, inputs", [
+    ("bleu", {"order": 2}, {"references": [["a dog runs fast", "the dog runs"], ["a cat sits"]]}),
+    ("cider", {"idf": "flickr8k"}, {"references": [["a dog runs fast"], ["a cat sits on a mat"]]}),
+    ("rouge", {}, {"references": ["a dog runs fast", "a cat"]}),
+])
+def test_without_evaluate_load_gives_a_standalone_metric_with_the_modules_results(monkeypatch, name, options, inputs):
+    predictions = ["a dog runs", "a cat sits"]
+    module_result = load(name, **options).compute(predictions=predictions, **inputs)
+    monkeypatch.delitem(sys.modules, "evaluate")
+    monkeypatch.setattr(sys, "meta_path", [EvaluateMissing(), *sys.meta_path])
+    standalone = load(name, **options)
+    assert type(standalone).__name__ == "StandaloneMetric" and standalone.scorer.options() == load_options(name, options)
+    assert standalone.compute(predictions=predictions, **inputs) == module_result
+    with pytest.raises(ValueError, match="got 2 predictions but 1 reference lists"):
+        standalone.compute(predictions=predictions, references=inputs["references"][:1])
+
+
+def load_options(name, options):
+    from capeval.registry import build_scorer
+
+    return build_scorer(name, options).options()
+
+
+def test_a_broken_evaluate_install_is_reported_as_it_is(monkeypatch):
+    monkeypatch.delitem(sys.modules, "evaluate")
+    monkeypatch.setattr(sys, "meta_path", [EvaluateMissing("datasets"), *sys.meta_path])
+    with pytest.raises(ModuleNotFoundError, match="No module named 'datasets'"):
+        load("bleu")

@@ -107,7 +107,8 @@ def summary_line(label: str, result, rows: int) -> str:
 def run_score(args: argparse.Namespace) -> int:
     from .atomic import check_writable, partial_file
     from .benchmarks.stats import kendall
-    from .evaluation import evaluate_runs, score_checked
+    from .evaluation import evaluate_runs
+    from .scoring.protocol import score_checked
     from .reports.tables import markdown_table
 
     if args.output:

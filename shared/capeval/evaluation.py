@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .inputs import check_inputs, validate_predictions
-from .scoring.protocol import CaptionScorer, Scores
+from .inputs import validate_predictions
+from .scoring.protocol import CaptionScorer, Scores, score_checked
 from .text.call_cache import shared_text_work
 
 #: What ``metrics=`` may name besides a list of specs.
@@ -163,14 +163,6 @@ class EvaluationResult:
         from .reports.tables import markdown_table
 
         return markdown_table(["metric", "value"], [[key, f"{value:.{digits}f}"] for key, value in self.corpus.items()])
-
-
-def score_checked(scorer: CaptionScorer, predictions: Any, references: Any = None, *, images: Any = None,
-                  region_features: Any = None, batch_size: Any = None, show_progress: bool | None = None) -> Scores:
-    """Validate a call's inputs for ``scorer`` (:func:`capeval.inputs.check_inputs`) and score them: the one
-    validate-and-score path of every surface."""
-    inputs = check_inputs(scorer, predictions, references, images=images, region_features=region_features, batch_size=batch_size)
-    return scorer.score(**inputs, show_progress=show_progress)
 
 
 def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | Sequence[str] | None = None, *,

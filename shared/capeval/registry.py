@@ -293,8 +293,34 @@ def module_path(name: str) -> str:
     return str(folder)
 
 
+class StandaloneMetric:
+    """One metric with an evaluate module's ``compute`` and result dict, built without the ``evaluate`` package: what
+    :func:`load` returns where evaluate is not installed. The same options, validation and values; evaluate's
+    own machinery (``add_batch``, ``evaluate.combine``, its distributed mode and Arrow caching) needs evaluate.
+
+    >>> bleu = StandaloneMetric("bleu", order=1)
+    >>> bleu.compute(predictions=["a dog"], references=[["a dog runs"]])["bleu"]
+    0.606530659...
+    """
+
+    def __init__(self, name: str, **options: Any):
+        self.name = name
+        self.scorer = build_scorer(name, options)
+
+    def compute(self, *, predictions: Any, references: Any = None, images: Any = None, region_features: Any = None,
+                batch_size: Any = None, show_progress: bool | None = None) -> dict[str, Any]:
+        """The result dict of the metric's evaluate module (:func:`~capeval.scoring.protocol.shape_result`)."""
+        from .scoring.protocol import score_checked, shape_result
+
+        scores = score_checked(self.scorer, predictions, references, images=images, region_features=region_features,
+                               batch_size=batch_size, show_progress=show_progress)
+        return shape_result(self.scorer, scores)
+
+
 def load(name: str, **options: Any):
-    """The evaluate module of metric ``name`` with constructor ``options``, from any working directory.
+    """The evaluate module of metric ``name`` with constructor ``options``, from any working directory; where the
+    ``evaluate`` package is not installed, a :class:`StandaloneMetric` with the same ``compute``
+    and results.
 
     >>> bleu = load("bleu", order=2)
     >>> round(bleu.compute(predictions=["a dog runs"], references=[["a dog runs fast"]])["bleu"], 4)
@@ -303,9 +329,9 @@ def load(name: str, **options: Any):
     try:
         import evaluate
     except ModuleNotFoundError as error:
-        raise ModuleNotFoundError(f"capeval.load({name!r}) returns an evaluate module and needs the evaluate package "
-                                  f"(pip install evaluate); capeval.evaluate, capeval.resolve and the capeval command "
-                                  f"score without it") from error
+        if error.name not in ("evaluate", None):  # evaluate is there but lacks a dependency: say so, not hide it
+            raise
+        return StandaloneMetric(name, **options)
     return evaluate.load(module_path(name), **options)
 
 

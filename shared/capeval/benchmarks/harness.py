@@ -57,7 +57,7 @@ def as_scoring_metric(metric, score_key: str = "scores", name: str | None = None
     """Wrap a metric for the harness: a capeval metric name (``"bleu"``), a scorer following
     :mod:`capeval.scoring.protocol`, an ``evaluate`` module, or a callable ``(predictions, references)``.
     Names and scorers are scored directly, without ``evaluate``."""
-    from capeval.evaluation import score_checked
+    from capeval.scoring.protocol import score_checked
     from capeval.registry import resolve
     from capeval.scoring.protocol import CaptionScorer
 

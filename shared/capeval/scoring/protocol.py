@@ -226,6 +226,16 @@ def build_checked(scorer_class: type[CaptionScorer], options: Mapping[str, Any],
     return scorer_class(**{key: value for key, value in options.items() if key in valid})
 
 
+def score_checked(scorer: CaptionScorer, predictions: Any, references: Any = None, *, images: Any = None,
+                  region_features: Any = None, batch_size: Any = None, show_progress: bool | None = None) -> Scores:
+    """Validate a call's inputs for ``scorer`` (:func:`capeval.inputs.check_inputs`) and score them: the one
+    validate-and-score path of every surface."""
+    from capeval.inputs import check_inputs
+
+    inputs = check_inputs(scorer, predictions, references, images=images, region_features=region_features, batch_size=batch_size)
+    return scorer.score(**inputs, show_progress=show_progress)
+
+
 def shape_result(scorer: CaptionScorer, scores: Scores) -> dict[str, Any]:
     """evaluate's result dict from a scorer's columns (the shape every capeval module returns).
 
