@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from capeval.models import ModelUnavailableError, load_pretrained
-from capeval.scoring.umic import UmicScorer, caption_token_ids, umic_from_logit, umic_image_inputs, umic_num_boxes
+from capeval.scoring.umic import (UmicScorer, caption_token_ids, umic_from_logit, umic_num_boxes, umic_region_batch,
+                                  umic_stored_inputs)
 from capeval.vision.regions import RegionFeatures, as_region_features
 
 from .conftest import tiny_cased_vocab
@@ -25,6 +26,13 @@ CAPTIONS = ["Two men riding horses on the ground.", "a horse in a field", "a cal
 def with_conf(conf) -> RegionFeatures:
     n = len(conf)
     return RegionFeatures.from_butd(np.zeros((n, 2048), np.float16), np.zeros((n, 6)), np.float16(conf))
+
+
+def umic_image_inputs(regions):
+    """One image's region features and 7-d positions as UMIC feeds them to UNITER (numpy, float32)."""
+    features, norm_bb, _ = umic_region_batch([regions])
+    stored_features, positions = umic_stored_inputs(features, norm_bb)
+    return stored_features[0].numpy(), positions[0].numpy()
 
 
 def test_box_count_rule():

@@ -296,9 +296,10 @@ class FeatureRowCache(BoundedCache):
 
 class ClipEncoder:
     """A ``CLIPModel`` with its tokenizer (and image processor for mode ``"hf"``) that turns captions and images into
-    projected float32 features, batched. Features stay in bounded caches across calls: text features keyed by token
-    ids (:data:`TEXT_CACHE_SIZE` rows), image features by the image's content, ``mode`` and ``rgb_first``
-    (:data:`IMAGE_CACHE_SIZE` rows), so an image seen before is neither decoded nor encoded again.
+    projected float32 features, batched. Features stay in bounded caches across calls: text features keyed by the
+    text and ``mode`` (:data:`TEXT_CACHE_SIZE` rows), image features by the image's content, ``mode`` and
+    ``rgb_first`` (:data:`IMAGE_CACHE_SIZE` rows), so a text or image seen before is neither tokenized, decoded nor
+    encoded again.
     ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay as loaded)."""
 
     def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None, dtype: str = "float32"):

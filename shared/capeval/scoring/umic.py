@@ -89,14 +89,6 @@ def umic_stored_inputs(features: torch.Tensor, norm_bb: torch.Tensor) -> tuple[t
     return features, torch.cat([norm_bb, norm_bb[..., 4:5] * norm_bb[..., 5:6]], dim=-1)
 
 
-def umic_image_inputs(regions: RegionFeatures) -> tuple[np.ndarray, np.ndarray]:
-    """One image's region features (nbb × D) and 7-d positions (nbb × 7) as UMIC feeds them to UNITER (float32;
-    see :func:`umic_stored_inputs`)."""
-    features, norm_bb, _ = umic_region_batch([regions])
-    stored_features, positions = umic_stored_inputs(features, norm_bb)
-    return stored_features[0].numpy(), positions[0].numpy()
-
-
 def caption_token_ids(captions: Sequence[str], tokenizer: Any, *, lowercase: bool = True) -> list[list[int]]:
     """``[CLS] + pieces + [SEP]`` per caption, each whitespace word word-pieced on its own.
 
