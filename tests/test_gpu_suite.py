@@ -43,7 +43,9 @@ def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):
     captions, references = bench_karpathy.karpathy_rows(40)
     options = dict(device="cpu", dtype="float32", probe=10)
     fits = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=600, **options), bench_karpathy.QUICK, None)
-    assert fits["cold_s"] > 0 and "warm_s" in fits and "projected_s" not in fits and not cleared
+    # Timed, not projected (a 40-caption BLEU call can take under 5 ms, which rounds to 0.0 s).
+    assert isinstance(fits["cold_s"], float) and fits["cold_s"] >= 0 and "warm_s" in fits and "projected_s" not in fits
+    assert not cleared
     over = bench_karpathy.measure("bleu", captions, references, argparse.Namespace(limit=1e-6, **options), bench_karpathy.QUICK, None)
     # The probe starts from the stopped call's encodings emptied.
     assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10 and cleared == [True]
