@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -56,10 +55,19 @@ def write_amber_folder(folder: str | os.PathLike, data_dir: str | os.PathLike | 
     AMBER's files), which ``datasets.load_dataset(folder)`` loads and a user may publish."""
     from .hub import hub_dir
 
+    import yaml
+
     folder = Path(folder)
     (folder / "data").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(hub_dir() / "amber" / "README.md", folder / "README.md")
-    build_amber(data_dir).to_parquet(str(folder / "data" / "test-00000-of-00001.parquet"))
+    dataset = build_amber(data_dir)
+    parquet = folder / "data" / "test-00000-of-00001.parquet"
+    dataset.to_parquet(str(parquet))
+    # The card states the split's size, which datasets checks: that of the files written (a fixture, a newer release).
+    _, header, body = (hub_dir() / "amber" / "README.md").read_text(encoding="utf-8").split("---\n", 2)
+    meta = yaml.safe_load(header)
+    meta["dataset_info"].update({"splits": [{"name": "test", "num_bytes": dataset.data.nbytes, "num_examples": dataset.num_rows}],
+                                 "download_size": parquet.stat().st_size, "dataset_size": dataset.data.nbytes})
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)}---\n{body}", encoding="utf-8")
     return folder
 
 
