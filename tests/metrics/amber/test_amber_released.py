@@ -116,3 +116,23 @@ def test_without_nltks_data_the_error_says_what_to_download():
 
     with pytest.raises(ModelUnavailableError, match="python -m nltk.downloader punkt_tab averaged_perceptron_tagger_eng wordnet"):
         NounExtractor()("A dog sleeps on a sofa.")
+
+
+def test_with_word_vectors_the_similarity_is_spacys_whole_pipeline(small_spacy, tmp_path):
+    """With vectors the scorer parses words with the tokenizer alone: the same similarities as whole-pipeline documents."""
+    import numpy as np
+    import spacy
+
+    nlp = spacy.load(small_spacy)
+    words = sorted({word for pair in vocabulary_pairs() for word in pair})
+    rng = np.random.default_rng(0)
+    for word in words[::2]:  # half the words have a vector, the others none (similarity 0)
+        nlp.vocab.set_vector(word, rng.standard_normal(16).astype("float32"))
+    nlp.to_disk(tmp_path / "with-vectors")
+    similarity = fixture_scorer(spacy_model=str(tmp_path / "with-vectors")).similarity
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        docs = {word: nlp(word) for word in words}
+        values = {(a, b): docs[a].similarity(docs[b]) for a, b in vocabulary_pairs()}
+    assert {pair: similarity.similarity(*pair) for pair in values} == values
+    assert similarity.nlp().vocab.vectors.size and len(set(values.values())) > 100
