@@ -277,7 +277,7 @@ class ObjectList:
             self.owners += [index] * len(association[word])
         self.owners += range(len(objects))
         self.words += objects
-        self.first = {}
+        self.first: dict[str, int] = {}
         for position, word in enumerate(self.words):
             self.first.setdefault(word, position)
         self.marked = [False] * len(objects)
@@ -423,7 +423,7 @@ class SpacySimilarity:
         if value is None:
             import warnings
 
-            docs = [self._docs.get(word) for word in key]
+            docs: list[Any] = [self._docs.get(word) for word in key]
             for index, word in enumerate(key):
                 if docs[index] is None:
                     nlp = self.nlp()
