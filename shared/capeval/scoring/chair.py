@@ -175,6 +175,7 @@ def _double_words() -> dict[str, str]:
 #: Word pair -> the word it stands for. Some stand for no object at all ("home plate", "train track", "baby animal",
 #: and "motor bike", see :data:`COCO_SYNONYMS`), which keeps their words from counting.
 DOUBLE_WORDS: dict[str, str] = _double_words()
+_FIRST_WORDS = frozenset(pair.split()[0] for pair in DOUBLE_WORDS)
 
 #: The ways to a base form (:func:`caption_lemmas`); the first is the default.
 VARIANTS = ("opera", "original")
@@ -186,10 +187,11 @@ def merge_double_words(words: Sequence[str]) -> list[str]:
     >>> merge_double_words(["a", "baby", "bird", "on", "a", "toilet", "seat", "by", "a", "traffic", "light"])
     ['a', 'bird', 'on', 'a', 'toilet', 'by', 'a', 'traffic light']
     """
-    merged, i = [], 0
-    while i < len(words):
-        pair = DOUBLE_WORDS.get(" ".join(words[i:i + 2])) if i + 1 < len(words) else None
-        merged.append(words[i] if pair is None else pair)
+    merged, i, last = [], 0, len(words) - 1
+    while i <= last:
+        word = words[i]
+        pair = DOUBLE_WORDS.get(f"{word} {words[i + 1]}") if i < last and word in _FIRST_WORDS else None
+        merged.append(word if pair is None else pair)
         i += 1 if pair is None else 2
     return merged
 
@@ -217,7 +219,7 @@ def wordnet_pos(tag: str) -> str:
     by the tag's first letter, anything else a noun.
 
     >>> [wordnet_pos(tag) for tag in ("JJ", "VBZ", "NNS", "RB", "DT", ".")]
-    ['a', 'v', 'n', 'r', 'n']
+    ['a', 'v', 'n', 'r', 'n', 'n']
     """
     return {"J": "a", "V": "v", "N": "n", "R": "r"}.get(tag[:1], "n")
 
@@ -448,6 +450,7 @@ class ChairScorer(CaptionScorer):
 
     metric, title = "chair", "CHAIR"
     name = primary = "chair_s"
+    hash_name = "chair"
     column_names = ("chair_s", "chair_i", "recall")
     higher_is_better = False
     value_range = (0.0, 1.0)

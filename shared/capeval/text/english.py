@@ -82,8 +82,11 @@ def word_tokenize(text: str) -> list[str]:
     >>> word_tokenize("two dogs. mr. smith's cat, a bus!")
     ['two', 'dogs', '.', 'mr.', 'smith', "'s", 'cat', ',', 'a', 'bus', '!']
     """
-    if not any(mark in text for mark in ".?!"):  # Punkt splits only after these: the text is one sentence
-        return line_word_tokenize(text)
+    # Punkt breaks only after ".", "?" or "!" with something after them: without one before the last character,
+    # the text is one sentence.
+    body = text.rstrip()
+    if not any(mark in body[:-1] for mark in ".?!"):
+        return line_word_tokenize(body)
     return [token for sentence in punkt_english().tokenize(text) for token in line_word_tokenize(sentence)]
 
 
@@ -95,9 +98,9 @@ def morphy(form: str, pos: str, known: frozenset[str], exceptions: Mapping[str, 
     ``form`` itself and, when it is in the exception list, the forms listed for it, else the forms one suffix
     rule makes; kept when ``known`` (the lemmas of ``pos``) holds them, in that order, without repeats.
 
-    >>> known = frozenset({"dog", "glass", "goose", "bus", "buss"})
-    >>> morphy("dogs", "n", known, {}), morphy("buses", "n", known, {}), morphy("geese", "n", known, {"geese": ("goose",)})
-    (['dog'], ['bus', 'buss'], ['goose'])
+    >>> known = frozenset({"dog", "goose", "axe", "ax"})
+    >>> morphy("dogs", "n", known, {}), morphy("axes", "n", known, {}), morphy("geese", "n", known, {"geese": ("goose",)})
+    (['dog'], ['axe', 'ax'], ['goose'])
     """
     if form in exceptions:
         candidates = [form, *exceptions[form]]

@@ -40,6 +40,8 @@ _IE_NOUNS = (
 )
 _IE_PLURAL_ENDINGS = tuple(noun + "s" for noun in _IE_NOUNS)
 
+_KEPT_SUFFIXES = frozenset(word[i:] for word in _KEPT for i in range(len(word) + 1))
+
 #: Irregular plural endings and what replaces them (no ending is a suffix of another, so their order is free).
 _IRREGULAR = {
     "atlantes": "atlas", "atlases": "atlas", "axes": "axe", "beeves": "beef", "brethren": "brother", "children": "child",
@@ -93,7 +95,7 @@ def singularize(word: str) -> str:
         return singularize(parts[0]) + "-" + "-".join(parts[1:])
     if word.endswith("'"):  # a plural possessive: dogs' -> dog's
         return singularize(word[:-1]) + "'s"
-    if any(kept.endswith(word) for kept in _KEPT):
+    if word in _KEPT_SUFFIXES:
         return word
     if word.endswith(_IE_PLURAL_ENDINGS):
         return word
