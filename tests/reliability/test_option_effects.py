@@ -113,7 +113,8 @@ def chair_stand_ins(monkeypatch):
     def lemma(word, pos):
         return word[:-2] if word.endswith("es") and len(word) > 4 else word[:-1] if word.endswith("s") and len(word) > 3 else word
 
-    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda tokens: [(t, "NNS" if t.endswith("s") else "NN") for t in tokens])
+    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [["NNS" if t.endswith("s") else "NN" for t in tokens]
+                                                                        for tokens in sentences])
     monkeypatch.setattr(chair, "wordnet_lemmatizer", lambda: types.SimpleNamespace(lemmatize=lemma))
 
 

@@ -247,7 +247,7 @@ def words_of_lemmas(lemmas: Sequence[str]) -> list[tuple[str, str]]:
 
 
 class CaptionObjects:
-    """One variant's way from a caption to its mentions, with the data it needs (loaded on construction:
+    """One variant's way from captions to their mentions, with the data it needs (loaded on construction:
     ``ModelUnavailableError`` says how to install what is missing)."""
 
     def __init__(self, variant: str):
@@ -257,22 +257,26 @@ class CaptionObjects:
             self.tag = pos_tagger()
             self.lemmatize = wordnet_lemmatizer().lemmatize
 
-    def lemmas(self, caption: str) -> list[str]:
-        tokens = word_tokenize(caption.lower())
+    def mentions(self, captions: Sequence[str]) -> list[list[tuple[str, str]]]:
+        """``(word, category)`` of each object each caption mentions, in order (the captions tagged together)."""
+        tokens = [word_tokenize(caption.lower()) for caption in captions]
         if self.variant == "original":
-            return caption_lemmas(tokens, "original")
-        return caption_lemmas(tokens, "opera", tags=[tag for _, tag in self.tag(tokens)], lemmatize=self.lemmatize)
+            lemmas = [caption_lemmas(words, "original") for words in tokens]
+        else:
+            lemmas = [caption_lemmas(words, "opera", tags=tags, lemmatize=self.lemmatize) for words, tags in zip(tokens, self.tag(tokens))]
+        return [words_of_lemmas(words) for words in lemmas]
 
-    def mentions(self, caption: str) -> list[tuple[str, str]]:
-        """``(word, category)`` of each object the caption mentions, in order."""
-        return words_of_lemmas(self.lemmas(caption))
-
-    def objects(self, captions: Iterable[str]) -> frozenset[str]:
-        """The categories any of ``captions`` mentions."""
-        return frozenset(category for caption in captions for _, category in self.mentions(caption))
+    def objects(self, caption_sets: Sequence[Sequence[str]]) -> list[frozenset[str]]:
+        """The categories each set of captions mentions (every distinct caption read once, all together)."""
+        distinct = list(dict.fromkeys(caption for captions in caption_sets for caption in captions))
+        found = dict(zip(distinct, self.mentions(distinct)))
+        return [frozenset(category for caption in captions for _, category in found[caption]) for captions in caption_sets]
 
 
 # --------------------------------------------------------------------------------------------- counting
+
+#: Captions tokenized and tagged together (``batch_size`` in a call).
+CAPTIONS_PER_BATCH = 1024
 
 #: One caption's sufficient statistics, in this order; their sums over captions give every corpus value.
 STATISTICS = ("captions", "hallucinated_captions", "hallucinated_mentions", "mentions", "named_objects", "objects")
@@ -500,9 +504,9 @@ class ChairScorer(CaptionScorer):
                                  "comes from (CHAIR's images are COCO val2014)")
         if self.objects is not None:
             return [self.objects[key] for key in keys]
-        for key in dict.fromkeys(keys):
-            if key not in self._truth_of_image:
-                self._truth_of_image[key] = coco.instance_objects.get(key, frozenset()) | words.objects(coco.captions.get(key, ()))
+        new = [key for key in dict.fromkeys(keys) if key not in self._truth_of_image]
+        for key, objects in zip(new, words.objects([coco.captions.get(key, ()) for key in new])):
+            self._truth_of_image[key] = coco.instance_objects.get(key, frozenset()) | objects
         return [self._truth_of_image[key] for key in keys]
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
@@ -510,9 +514,10 @@ class ChairScorer(CaptionScorer):
         if self.needs_images:
             truths = self.image_truths(words, images)
         else:
-            truth_of = {refs: words.objects(refs) for refs in dict.fromkeys(map(tuple, references))}
-            truths = [truth_of[tuple(refs)] for refs in references]
-        mentions = [words.mentions(caption) for caption in progress(predictions, desc="CHAIR", show=show_progress)]
+            truths = words.objects(references)
+        size = batch_size or CAPTIONS_PER_BATCH
+        batches = progress(range(0, len(predictions), size), desc="CHAIR", show=show_progress)
+        mentions = [found for start in batches for found in words.mentions(predictions[start:start + size])]
         statistics = [caption_statistics([category for _, category in found], truth) for found, truth in zip(mentions, truths)]
         per_caption = [chair_values(row) for row in statistics]
         details = {"mentioned_words": [[word for word, _ in found] for found in mentions],

@@ -24,7 +24,7 @@ def recorded_nltk(monkeypatch, released):
     import capeval.scoring.chair as chair
 
     tags, lemmas = released["opera_tags"], released["opera_lemmas"]
-    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda tokens: list(zip(tokens, tags[" ".join(tokens)])))
+    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [tags[" ".join(tokens)] for tokens in sentences])
     monkeypatch.setattr(chair, "wordnet_lemmatizer", lambda: SimpleNamespace(lemmatize=lambda word, pos: lemmas[f"{word} {pos}"]))
     return tags
 
@@ -41,4 +41,4 @@ def recorded_tags(monkeypatch, released):
     except ModelUnavailableError as error:
         pytest.skip(str(error))
     tags = released["opera_tags"]
-    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda tokens: list(zip(tokens, tags[" ".join(tokens)])))
+    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [tags[" ".join(tokens)] for tokens in sentences])

@@ -234,6 +234,6 @@ def test_missing_nltk_data_names_what_to_install(monkeypatch, missing, message):
     if missing == "punkt":
         monkeypatch.setattr(builtins, "__import__", without_punkt_package)
     if missing == "wordnet":
-        monkeypatch.setattr(chair, "pos_tagger", lambda: lambda tokens: [(t, "NN") for t in tokens])
+        monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [["NN"] * len(tokens) for tokens in sentences])
     with pytest.raises(ModelUnavailableError, match=message):
         ChairScorer().score(["a dog"], [["a dog"]])

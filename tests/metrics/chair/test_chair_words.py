@@ -203,3 +203,60 @@ def test_objects_given_directly(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match="not a readable JSON file"):
         given_objects(str(path))
+
+
+def nltk_tagger(weights, tagdict, classes):
+    from nltk.tag.perceptron import PerceptronTagger
+
+    tagger = PerceptronTagger(load=False)
+    tagger.model.weights, tagger.tagdict = weights, tagdict
+    tagger.classes = tagger.model.classes = set(classes)
+    return tagger
+
+
+@pytest.fixture(scope="module")
+def tagged_sentences(released):
+    return [list(zip(tokens.split(" "), tags)) for tokens, tags in released["opera_tags"].items()]
+
+
+@pytest.fixture(scope="module")
+def token_lists(released):
+    captions = caption_sample(3000) + [c["caption"] for c in released["captions"]]
+    return [word_tokenize(caption.lower()) for caption in captions] + [word_tokenize(c) for c in captions[:500]] + [[], ["a"]]
+
+
+def test_batched_tags_equal_nltks_perceptron_tagger(tagged_sentences, token_lists):
+    """A model NLTK trains on the recorded tags (averaged weights rounded as NLTK rounds them), on 3,500 token lists."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from capeval.text.english import PerceptronTags
+
+    trained = PerceptronTagger(load=False)
+    trained.train(tagged_sentences, nr_iter=5)
+    batched = PerceptronTags(trained.model.weights, trained.tagdict, trained.model.classes)(token_lists)
+    assert batched == [[tag for _, tag in trained.tag(tokens)] for tokens in token_lists]
+
+
+def test_batched_tags_break_ties_as_nltk_does(token_lists):
+    """Weights of -1, 0 and 1 on a few features: most scores tie, and the later tag in alphabetical order must win."""
+    from capeval.text.english import PerceptronTags
+
+    rng = __import__("random").Random(7)
+    classes = ["DT", "IN", "JJ", "NN", "NNS", "VB", "VBZ", "."]
+    features = {f"i suffix {w[-3:]}" for tokens in token_lists[:300] for w in tokens} | {f"i-1 tag {c}" for c in classes} | {"bias"}
+    weights = {feature: {tag: float(rng.choice((-1, 0, 1))) for tag in rng.sample(classes, 3)} for feature in sorted(features)}
+    tagdict = {"the": "DT", "a": "DT", ".": "."}
+    batched = PerceptronTags(weights, tagdict, classes)(token_lists)
+    assert batched == [[tag for _, tag in nltk_tagger(weights, tagdict, classes).tag(tokens)] for tokens in token_lists]
+
+
+def test_batched_tags_equal_nltk_pos_tag_where_its_weights_are_installed(token_lists):
+    import nltk
+
+    from capeval.text.english import pos_tagger
+
+    try:
+        tags = pos_tagger()
+    except ModelUnavailableError as error:
+        pytest.skip(str(error))
+    assert tags(token_lists) == [[tag for _, tag in nltk.pos_tag(tokens)] for tokens in token_lists]
