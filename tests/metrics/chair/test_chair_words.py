@@ -33,7 +33,8 @@ def test_singularize_equals_pattern_on_5000_words():
     ("skis", "ski"), ("scissors", "scissors"), ("sheep", "sheep"), ("knives", "knife"), ("mice", "mouse"), ("geese", "goose"),
     ("cookies", "cookies"), ("ties", "ty"), ("hour", "hmy"), ("is", "is"), ("ice", "ice"), ("ox", "ox"), ("oxen", "ox"),
     ("analyses", "analysis"), ("bases", "basis"), ("theses", "thesis"), ("data", "datum"), ("safari", "safarus"),
-    ("mothers-in-law", "mother-in-law"), ("cross-walks", "cross-walk"), ("dogs'", "dog's"), ("'", "'s"), ("", ""),
+    ("mothers-in-law", "mother-in-law"), ("cross-walks", "cross-walk"), ("dogs'", "dog's"), ("glasses'", "glass's"), ("'", "'s"),
+    ("", ""),
 ])
 def test_singularize_quirks(word, singular):
     assert singularize(word) == singular
@@ -115,6 +116,23 @@ def test_word_tokenize_equals_nltk_with_punkt(nltk_punkt, released):
         "a,1.", "a,,b,.", "", ".", "   ", "it's a dog's bowl. the cat isn't here."]
     mismatches = [text for text in texts if word_tokenize(text) != nltk.word_tokenize(text)]
     assert mismatches == []
+
+
+def test_the_line_tokenizer_does_not_split_sentences(nltk_punkt):
+    """capeval.text.tokenize.word_tokenize is nltk.word_tokenize(text, preserve_line=True): one sentence, even with punkt."""
+    from capeval.text.tokenize import word_tokenize as line_word_tokenize
+
+    assert line_word_tokenize("a dog. a cat's bowl.") == ["a", "dog.", "a", "cat", "'s", "bowl", "."]
+    assert word_tokenize("a dog. a cat's bowl.") == ["a", "dog", ".", "a", "cat", "'s", "bowl", "."]
+
+
+def test_tokenizing_is_available_with_the_package_or_nltks_data(monkeypatch):
+    from capeval import models
+
+    assert chair.punkt_available() is True
+    monkeypatch.setattr(models, "_CACHE", {})
+    monkeypatch.setattr(chair, "punkt_english", lambda: (_ for _ in ()).throw(ModelUnavailableError("no punkt")))
+    assert chair.punkt_available() is False
 
 
 @pytest.mark.slow
@@ -235,6 +253,16 @@ def test_batched_tags_equal_nltks_perceptron_tagger(tagged_sentences, token_list
     trained.train(tagged_sentences, nr_iter=5)
     batched = PerceptronTags(trained.model.weights, trained.tagdict, trained.model.classes)(token_lists)
     assert batched == [[tag for _, tag in trained.tag(tokens)] for tokens in token_lists]
+
+
+def test_the_tagger_normalizes_words_as_nltk_does():
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from capeval.text.english import PerceptronTags
+
+    words = ["2014", "201", "20145", "12", "3rd", "x-ray", "-5", "-", "Dog", "", "1-2"]
+    assert [PerceptronTags.normalize(w) for w in words] == [PerceptronTagger(load=False).normalize(w) for w in words] == [
+        "!YEAR", "!DIGITS", "!DIGITS", "!DIGITS", "!DIGITS", "!HYPHEN", "-5", "-", "dog", "", "!HYPHEN"]
 
 
 def test_batched_tags_break_ties_as_nltk_does(token_lists):
