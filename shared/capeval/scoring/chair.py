@@ -37,7 +37,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from ..declaration import MERGE_SUM, OfflineRun, Opt
 from ..models import ModelUnavailableError, cached
@@ -492,8 +492,9 @@ class ChairScorer(CaptionScorer):
         if images is None:
             raise ValueError("CHAIR with annotations= or objects= needs images=: one COCO image id or file name per caption")
         keys = [image_key(item, f"images[{i}]") for i, item in enumerate(images)]
+        known: Collection[ImageKey]
         if self.objects is not None:
-            known, where = self.objects, "objects="
+            known, where = self.objects.keys(), "objects="
         else:
             assert self.annotations is not None
             coco = coco_objects(*self.annotations)

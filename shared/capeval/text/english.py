@@ -220,8 +220,9 @@ class PerceptronTags:
         import numpy as np
 
         contexts = [[*self.START, *map(self.normalize, tokens), *self.END] for tokens in sentences]
-        # Each sentence's tags so far, after the two START tags: position t's previous tags are history[t + 1] and history[t].
-        history = [[self.START[1], self.START[0]] for _ in sentences]
+        # Each sentence's tags so far, after the two START tags: position t's previous tags are history[t + 1] and history[t]
+        # (a tag still to predict holds None until its position's scores are in).
+        history: list[list[str | None]] = [[self.START[1], self.START[0]] for _ in sentences]
         for t in range(max(map(len, sentences), default=0)):
             pending, rows = [], []
             for s, tokens in enumerate(sentences):
@@ -229,7 +230,7 @@ class PerceptronTags:
                     continue
                 tag = self.tagdict.get(tokens[t])
                 if tag is None:
-                    features = self.features(tokens[t], contexts[s], t + 2, history[s][t + 1], history[s][t])
+                    features = self.features(tokens[t], contexts[s], t + 2, str(history[s][t + 1]), str(history[s][t]))
                     pending.append(s)
                     rows.append([self.row.get(feature, 0) for feature in features])
                 history[s].append(tag)
@@ -241,7 +242,7 @@ class PerceptronTags:
                 best = len(self.classes) - 1 - scores[:, ::-1].argmax(axis=1)  # the last of equal maxima
                 for s, column in zip(pending, best.tolist()):
                     history[s][t + 2] = self.classes[column]
-        return [tags[2:] for tags in history]
+        return [[str(tag) for tag in tags[2:]] for tags in history]
 
 
 def pos_tagger() -> Callable[[Sequence[Sequence[str]]], list[list[str]]]:
