@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 bash scripts/apt_install.sh "the browser" chromedriver chromium chromium-driver
+bash scripts/apt_install.sh "WordNet 3.0 (CHAIR's lemmas; Debian's wordnet-base)" wn wordnet-base wordnet
 export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
 .venv/bin/python -m pytest -q "$@"
 # The type check of the library (lenient: setup.cfg's [mypy] section).

@@ -3,6 +3,7 @@
 
 import inspect
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,10 @@ UMIC = {"checkpoint": "fixture:tiny_umic_checkpoint", "tokenizer": "fixture:case
 VILBERT = {"checkpoint": "fixture:multi_task_checkpoint", "config": "fixture:tiny_vilbert_config_path",
            "tokenizer": "fixture:vilbert_tokenizer_dir", "device": "cpu"}
 AMBER = {"data_dir": str(amber_fixtures.DATA_DIR), "spacy_model": "fixture:small_spacy"}
+CHAIR = {"variant": "original"}
+#: CHAIR's own captions (with objects to count), references and COCO image ids of the test annotation folder.
+CHAIR_INPUTS = (["A bus and a dog.", "Two buses near a cat and a man.", "a cat"],
+                [["a dog on the grass"], ["buses near a cat"], ["a cat on a sofa"]], [391895, 522418, 184613])
 CASES = [
     ("bleu", "order", {}, 2),
     ("bleu", "tokenizer", {}, "none"),
@@ -61,6 +66,9 @@ CASES = [
     ("amber", "spacy_model", AMBER, "fixture:blank_spacy"),
     ("amber", "similarity_threshold", AMBER, 0.7),
     ("amber", "rounded", AMBER, False),
+    ("chair", "variant", CHAIR, "opera"),
+    ("chair", "annotations", CHAIR, "fixture:chair_annotations"),
+    ("chair", "objects", CHAIR, {391895: ["dog"], 522418: ["bus", "person", "cat"], 184613: ["sink"]}),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -123,6 +131,25 @@ def amber_other_data_dir(tmp_path_factory):
     return str(folder)
 
 
+@pytest.fixture(scope="module")
+def chair_annotations():
+    return str(Path(__file__).resolve().parents[1] / "assets" / "chair" / "annotations")
+
+
+@pytest.fixture
+def chair_stand_ins(monkeypatch):
+    """CHAIR's opera variant with stand-ins for NLTK's tagger (whose weights no package ships) and WordNet: a word
+    ending in "s" is a plural noun, whose lemma drops "es" or "s"."""
+    import capeval.scoring.chair as chair
+
+    def lemma(word, pos):
+        return word[:-2] if word.endswith("es") and len(word) > 4 else word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+    monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [["NNS" if t.endswith("s") else "NN" for t in tokens]
+                                                                        for tokens in sentences])
+    monkeypatch.setattr(chair, "wordnet_lemmatizer", lambda: types.SimpleNamespace(lemmatize=lemma))
+
+
 def swapped_tokenizer(folder: str, target, *, lowercase: bool) -> str:
     """The tokenizer in ``folder`` with the ids of "two" and "men" swapped (same size, other ids)."""
     from transformers import AutoTokenizer, BertTokenizer
@@ -169,10 +196,15 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
     images = {"umic": [request.getfixturevalue("sample_features")] * 3,
               "vilbertscore": [request.getfixturevalue("random_vilbert_features")] * 3}.get(metric)
-    # AMBER scores its fixture's descriptions of AMBER images, tagged as the fixture says (NLTK's data is a download).
-    items = amber_fixtures.responses()
-    predictions, references, inputs = ([r["response"] for r in items], None, {"images": [r["id"] for r in items]}) \
-        if metric == "amber" else (PREDICTIONS, REFERENCES, {"region_features": images})
+    predictions, references, inputs = PREDICTIONS, REFERENCES, {"region_features": images}
+    if metric == "amber":
+        # AMBER scores its fixture's descriptions of AMBER images, tagged as the fixture says (NLTK's data is a download).
+        items = amber_fixtures.responses()
+        predictions, references, inputs = [r["response"] for r in items], None, {"images": [r["id"] for r in items]}
+    if metric == "chair":
+        request.getfixturevalue("chair_stand_ins")
+        predictions, references, image_ids = CHAIR_INPUTS
+        inputs = {"images": image_ids}
     base = with_fixtures(base)
     changed = {**base, option: with_fixtures({option: other})[option]}
     results = []
@@ -180,7 +212,7 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
         scorer = scorer_class(**options)
         if metric == "amber":
             amber_fixtures.with_fixture_tags(scorer)
-        scores = scorer.score(predictions, references, **inputs)
+        scores = scorer.score(predictions, references if scorer.needs_references else None, **inputs)
         results.append(({name: scores[name] for name in scores}, scores.corpus, scorer.hashcode(scores)))
     (base_columns, base_corpus, base_hash), (changed_columns, changed_corpus, changed_hash) = results
     assert base_hash != changed_hash
