@@ -22,6 +22,8 @@ COMMON_COMPUTE_KWARGS = ("images", "region_features", "batch_size", "show_progre
 def as_list(values: Any, name: str, expected: str) -> list:
     """Any iterable (list, tuple, generator, array, dataset column) as a list; a string, a mapping or a
     non-iterable raises ``ValueError`` saying what ``name`` should be."""
+    if type(values) in (list, tuple):  # most calls: skip the slower checks against abstract classes
+        return list(values)
     if isinstance(values, (str, bytes, Mapping)):
         raise ValueError(f"{name} must be {expected}, not a single {type(values).__name__}")
     try:
