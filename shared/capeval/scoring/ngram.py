@@ -318,8 +318,7 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
     [1.0, 0.7746, 0.6694, 0.5623]
     """
     statistics = bleu_statistics(candidates, references, n)
-    per_caption = [list(column) for column in zip(*(bleu_from_statistics(row, n) for row in statistics))] or [[] for _ in range(n)]
-    return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), per_caption
+    return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), bleu_columns(statistics, n)
 
 
 def bleu_statistics(candidates: list[str], references: list[list[str]], n: int = 4) -> list[list[int]]:
@@ -407,6 +406,28 @@ def bleu_from_counts(correct: list[int], guess: list[int], test_len: int, ref_le
     if ratio < 1:
         scores = [s * math.exp(1 - 1 / ratio) for s in scores]
     return scores
+
+
+def bleu_columns(statistics, n: int = 4) -> list[list[float]]:
+    """BLEU-1..n of every caption from its :func:`bleu_statistics` row (``columns[k][i]``: BLEU-(k+1) of caption i),
+    equal to :func:`bleu_from_statistics` of each row: the same operations in the same order, numpy's (exact) on all
+    rows at once, Python's ``pow`` and ``math.exp`` where numpy's may round otherwise.
+
+    >>> rows = bleu_statistics(["a dog runs", "a cat"], [["a dog runs fast"], ["a cat sat"]], n=2)
+    >>> bleu_columns(rows, 2) == [list(column) for column in zip(*(bleu_from_statistics(row, 2) for row in rows))]
+    True
+    """
+    rows = np.asarray(statistics, dtype=np.int64).reshape(-1, 2 + 2 * n)
+    ratio = (rows[:, 0] + TINY) / (rows[:, 1] + SMALL)
+    short = np.flatnonzero(ratio < 1)
+    brevity = np.array(list(map(math.exp, (1 - 1 / ratio[short]).tolist())))
+    product, columns = np.ones(len(rows)), []
+    for k in range(n):
+        product = product * ((rows[:, 2 + n + k] + TINY) / (rows[:, 2 + k] + SMALL))
+        scores = np.array(list(map(pow, product.tolist(), repeat(1.0 / (k + 1)))), dtype=np.float64)
+        scores[short] *= brevity
+        columns.append(scores.tolist())
+    return columns
 
 
 def bleu_unsmoothed(statistics, order: int) -> float:
@@ -655,12 +676,14 @@ def idf_of(df, log_n: float):
 class WeightedReferences(NamedTuple):
     """The references of a call for one order of CIDEr-D (:func:`weighted_references`): ``idf`` of each gram of
     their table, the item of each reference and the norm of its vector of tf-idf weights (``norms``), and all their
-    entries by ``item * len(idf) + gram`` ascending (``keys``), each with its reference (``pairs``) and its weight."""
+    entries ordered by ``item * len(idf) + gram``, each with its reference (``pairs``) and its weight: the entries of
+    the distinct ``keys[i]`` are ``starts[i]:starts[i + 1]``."""
 
     idf: np.ndarray
     items: np.ndarray
     norms: np.ndarray
     keys: np.ndarray
+    starts: np.ndarray
     pairs: np.ndarray
     weights: np.ndarray
 
@@ -674,7 +697,9 @@ def weighted_references(table: NgramTable, reference_rows, items, idf) -> Weight
     norms = np.sqrt(np.bincount(pairs, weights * weights, minlength=len(reference_rows)))
     keys = items[pairs] * len(idf) + grams
     order = np.argsort(keys, kind="stable")
-    return WeightedReferences(idf, items, norms, keys[order], pairs[order], weights[order])
+    keys = keys[order]
+    starts = run_starts(keys)
+    return WeightedReferences(idf, items, norms, keys[starts], np.append(starts, len(keys)), pairs[order], weights[order])
 
 
 def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences):
@@ -696,11 +721,12 @@ def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_ro
     known = grams < len(references.idf)  # a gram numbered after the references' is in none of them
     keys = items[known] * len(references.idf) + grams[known]
     # Each candidate entry meets the entries of the same (item, gram) in the item's references, one per reference.
-    first, last = np.searchsorted(references.keys, keys), np.searchsorted(references.keys, keys, side="right")
-    met = last - first
+    found, at = matches(keys, references.keys)
+    first = references.starts[at]
+    met = references.starts[at + 1] - first
     at = np.repeat(first - (np.cumsum(met) - met), met) + np.arange(int(met.sum()))
     shared = references.weights[at]
-    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[known], met), shared) * shared,
+    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[known][found], met), shared) * shared,
                            minlength=len(references.norms)).astype(float)  # int when nothing matches
     norm = norms[references.items] * references.norms
     return np.divide(products, norm, out=products, where=norm != 0)

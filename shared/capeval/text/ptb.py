@@ -35,7 +35,7 @@ import subprocess
 import string
 import tempfile
 import unicodedata
-from itertools import compress, count, islice, repeat
+from itertools import chain, compress, count, islice, repeat
 from pathlib import Path
 
 from .call_cache import StringTable, call_table, kept, kept_text_work
@@ -483,6 +483,6 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
     if check_tokenizer(tokenizer) == "none":
         return list(predictions), [list(refs) for refs in references]
     backend = "java" if tokenizer == "ptb-java" else "python"
-    tokenized_references = iter(ptb_tokenize([r for refs in references for r in refs], backend=backend))
+    tokenized_references = iter(ptb_tokenize(list(chain.from_iterable(references)), backend=backend))
     return (ptb_tokenize(list(predictions), backend=backend),
             [list(islice(tokenized_references, len(refs))) for refs in references])
