@@ -146,7 +146,8 @@ def declared_extras(module: str, name: str) -> tuple[str, ...]:
         for node in classes[name].body:
             if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "extras" for t in node.targets)
                     and isinstance(node.value, ast.Tuple)):
-                return tuple(element.value for element in node.value.elts if isinstance(element, ast.Constant))
+                return tuple(element.value for element in node.value.elts
+                             if isinstance(element, ast.Constant) and isinstance(element.value, str))
         name = next((base.id for base in classes[name].bases if isinstance(base, ast.Name)), "")
     return ()
 

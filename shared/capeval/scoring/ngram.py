@@ -266,7 +266,7 @@ class Corpus(NamedTuple):
     each reference, and what identifies the references and their grouping into items (what is computed from the
     references alone is kept by it: :meth:`kept`)."""
 
-    index: CorpusIndex
+    indexed: CorpusIndex
     items: np.ndarray
     key: tuple
 
@@ -331,7 +331,7 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     if not candidates:
         return []
     corpus = corpus_index(candidates, references, n)
-    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.index, corpus.items
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
     test_lengths = candidates_index.lengths[candidate_rows]
     reference_lengths = references_index.lengths[reference_rows]
     # The closest reference length, the shorter one on a tie: the least (distance, length), packed in one int.
@@ -492,7 +492,7 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
     if not candidates:
         return []
     corpus = corpus_index(candidates, references, 1)
-    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.index, corpus.items
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
     candidate_lengths = candidates_index.lengths[candidate_rows]
     reference_lengths = references_index.lengths[reference_rows]
     alone = (candidate_lengths == 0) | (candidate_lengths > 64)
@@ -640,7 +640,7 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     if not candidates:
         return []
     corpus = corpus_index(candidates, references, n)
-    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.index, corpus.items
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
     documents = len(references) if frequencies is None else frequencies.documents
     log_n = math.log(float(documents))
     # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.

@@ -37,6 +37,7 @@ import tempfile
 import unicodedata
 from itertools import chain, compress, count, islice, repeat
 from pathlib import Path
+from typing import Sequence
 
 from .call_cache import StringTable, call_table, kept, kept_text_work
 
@@ -277,7 +278,7 @@ def corenlp_jar() -> Path:
     return Path(list(pycocoevalcap.__path__)[0]) / "tokenizer" / "stanford-corenlp-3.4.1.jar"
 
 
-def java_tokenize(sentences: list[str]) -> list[str]:
+def java_tokenize(sentences: Sequence[str]) -> list[str]:
     """pycocoevalcap's exact output, from one run of the CoreNLP jar (needs ``java`` on PATH)."""
     if not sentences:
         return []
@@ -355,7 +356,7 @@ def input_lines(sentences: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def rows_with_others(strings: list[str], kept: dict[int, None]) -> list[int]:
+def rows_with_others(strings: list[str], kept: dict[int, int | None]) -> list[int]:
     """The positions of the strings that hold a character not deleted by the translation table ``kept``,
     found in one translation of the strings joined by line breaks (``kept`` must delete no line break).
 
