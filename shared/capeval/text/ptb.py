@@ -374,7 +374,7 @@ def following_lines(lines: list[str], row: int) -> str:
 
 def tokenize_lines(lines: list[str], rows: list[int], chunks: StringTable) -> tuple[list[str], list[int]]:
     """The COCO tokens of the lines ``rows`` of ``lines``, each joined by spaces, and those of ``rows`` whose tokens
-    depend on the next lines: the lines :func:`chunked_piece` accepts are tokenized all at once
+    depend on the next lines: the lines :func:`chunked_pieces` accepts are tokenized all at once
     (:func:`chunked_tokenize`), the others one by one (:func:`line_tokens`)."""
     pieces = chunked_pieces([lines[row] for row in rows])
     tokenized = chunked_tokenize([piece for piece in pieces if piece is not None], chunks)
@@ -432,7 +432,7 @@ def without_final_period(line: str) -> str | None:
 
 
 def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
-    """COCO tokenization of :func:`chunked_piece` lines, all at once: a line of letters, digits and spaces is its
+    """COCO tokenization of :func:`chunked_pieces` lines, all at once: a line of letters, digits and spaces is its
     words (lowercased; "cannot", "gonna", ... split in two), any other line the tokens of its chunks, each distinct
     chunk tokenized by the lexer's rules once and remembered in ``chunks``.
 
@@ -452,7 +452,8 @@ def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
     for row in rows_with_others(pieces, ALPHANUMERIC):
         tokens = []
         for chunk in pieces[row].split():
-            if (coco := chunks.get(chunk) or new.get(chunk)) is None:
+            coco = chunks.get(chunk, new.get(chunk))
+            if coco is None:
                 coco = new[chunk] = " ".join([t for t in ptb_tokens(chunk) if t not in COCO_PUNCTUATION])
             if coco:
                 tokens.append(coco)
