@@ -20,9 +20,12 @@ tokens), characters beyond the Basic Multilingual Plane such as emoji and variat
 tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences remain on rarer text:
 words glued together without a space where the lexer's longest match decides ("isn'tdog"), a combining mark after a
 digit or inside a hyphenated or slashed word (the jar splits there), a soft hyphen inside "cannot"/"gonna" (the jar
-keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), and
-the direction of quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such
-text matters.
+keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), a
+control character (U+0000-U+001F, U+007F-U+009F) right after a number before a fraction, after "'n" or after a
+single letter's period (the jar does not read it as a space there; it reads U+0080 as "$"), and the direction of
+quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such text matters. A
+line break inside a caption (\\r, U+2028, ...) is a space, as pycocoevalcap makes a \\n one (the jar would
+otherwise start a new line there and shift every caption after it).
 """
 
 from __future__ import annotations
