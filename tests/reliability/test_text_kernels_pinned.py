@@ -7,7 +7,7 @@ import pytest
 from capeval.models import clear_feature_caches
 from capeval.scoring.ngram import bleu_statistics, cider_d, cider_document_frequencies, rouge_l
 from capeval.text.call_cache import shared_text_work
-from capeval.text.ptb import ptb_tokenize
+from capeval.text.ptb import input_lines, ptb_tokenize, ptb_tokens, reads_next_line
 
 from .conftest import NEEDS_JAVA
 
@@ -68,3 +68,28 @@ def test_the_jar_gets_one_line_per_caption(line_break):
     pytest.importorskip("pycocoevalcap")
     broken = [line.format(*[line_break] * line.count("{}")) for line in LINES]
     assert ptb_tokenize(broken, backend="java") == ptb_tokenize(broken)
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ('"Hi there" he said', "`` hi there '' he said"),  # as the jar gives them (COCO's output drops the quotes)
+    ('he said "hi" to me.', "he said `` hi '' to me ."),
+    ("a dog 'runs' fast", "a dog ` runs ' fast"),
+    ('it is 5 " long', "it is 5 '' long"),  # a quote between spaces closes
+])
+def test_quotes_open_after_a_space_and_close_before_one(text, tokens):
+    assert " ".join(ptb_tokens(text)) == tokens
+
+
+@pytest.mark.parametrize("word, rest, reads", [
+    ("U.", " A", True), ("U.", "", True), ("u.", "  ", True), ("No.", " ", True), ("no.", "", True),  # the look ends past the line
+    ("U.", " A dog", False), ("U.", ", a", False), ("No.", " 5 dogs", False),  # it ends within the line
+    ("dog.", "", False), ("U.S.", "", False), ("etc.", " A", False), ("Mr.", "", False),  # only a "." token depends on it
+])
+def test_which_words_with_a_period_read_the_next_line(word, rest, reads):
+    assert reads_next_line(word, rest) is reads
+
+
+def test_a_caption_holding_the_separator_of_the_line_search():
+    # input_lines finds line breaks in the captions joined by NUL: a caption that holds one is looked at on its own.
+    assert input_lines(("a\x00dog", "two\r\ncats", "a\x00\x00bird\u2028flies")) == ["a\x00dog", "two cats", "a\x00\x00bird flies"]
+    assert ptb_tokenize(["a\x00dog", "two\r\ncats"]) == ["a dog", "two cats"]
