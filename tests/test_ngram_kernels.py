@@ -11,7 +11,7 @@ import pytest
 
 from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
                                    cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
-                                   matches, rouge_l, run_starts)
+                                   matches, reference_maxima, rouge_l, run_starts, weighted_references)
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -47,8 +47,8 @@ def test_clipped_matches_and_item_frequencies_by_hand():
     candidates, references, items = np.array([0]), np.array([1, 2]), np.array([0, 0])
     unigrams, bigrams = index.orders
     # a: min(2 in the candidate, at most 1 in a reference) = 1; b: min(1, 2) = 1. Bigram "a b": 1.
-    assert clipped_matches(unigrams, candidates, references, items).tolist() == [2]
-    assert clipped_matches(bigrams, candidates, references, items).tolist() == [1]
+    assert clipped_matches(unigrams, candidates, reference_maxima(unigrams, references, items)).tolist() == [2]
+    assert clipped_matches(bigrams, candidates, reference_maxima(bigrams, references, items)).tolist() == [1]
     # Two items: ["a b b"] and ["a", "a a b"]; "a" is in both, "b" in both, "a a" only in the second.
     assert item_frequencies(unigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist() == [2, 2]
     assert dict(zip(index.gram_tuples()[1], item_frequencies(bigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist())) == {
@@ -57,10 +57,12 @@ def test_clipped_matches_and_item_frequencies_by_hand():
 
 def test_clipped_cosines_by_hand():
     table = NgramIndex(["a b", "a a c", "d"], 1).orders[0]
-    weights = np.array([1.0, 2.0, 4.0, 3.0, 0.0])  # "a b": a=1, b=2; "a a c": a=4, c=3; "d": 0
-    cosines = clipped_cosines(table, weights, np.array([0, 1, 2]), np.array([1, 0, 2]))
-    # min(1, 4) * 4 / (√5 · 5); min(4, 1) * 1 / (5 · √5); a zero norm: the sum, undivided.
-    assert cosines.tolist() == pytest.approx([4 / (math.sqrt(5) * 5), 1 / (5 * math.sqrt(5)), 0.0], abs=1e-15)
+    idf = np.array([1.0, 2.0, 4.0, 0.0])  # a, b, c, d: "a b": a=1, b=2; "a a c": a=2, c=4; "d": 0
+    weights = table.counts * idf[table.grams]
+    references = weighted_references(table, np.array([1, 0, 2]), np.array([0, 1, 2]), idf)
+    cosines = clipped_cosines(table, weights, np.array([0, 1, 2]), references)
+    # min(1, 2) * 2 / (√5 · √20); min(2, 1) * 1 / (√20 · √5); a zero norm: the sum, undivided.
+    assert cosines.tolist() == pytest.approx([2 / 10, 1 / 10, 0.0], abs=1e-15)
 
 
 def test_cider_d_by_hand():

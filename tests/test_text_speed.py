@@ -14,6 +14,7 @@ import capeval
 from capeval.scoring import ngram
 from capeval.scoring.coco import BleuScorer, CiderScorer, RougeScorer
 from capeval.text import ptb
+from capeval.models import clear_feature_caches
 from capeval.text.call_cache import call_table, shared_text_work
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,15 +36,21 @@ def count_calls(monkeypatch, module, name: str) -> list:
 
 
 def test_a_call_tokenizes_and_counts_each_sentence_once(monkeypatch):
+    clear_feature_caches()  # nothing kept from the tests before
     tokenized = count_calls(monkeypatch, ptb, "python_tokenize")
     indexed = count_calls(monkeypatch, ngram, "NgramIndex")
     together = capeval.evaluate(CANDIDATES, REFERENCES, metrics=["bleu", "rouge", "cider"])
-    # Candidates and references once each, for three metrics; the 3 + 6 sentences' n-grams counted once, for two.
-    assert len(tokenized) == 2 and len(indexed) == 1 and len(indexed[0][0]) == 9
+    # Candidates and references once each, for three metrics; the 6 references' and the 3 candidates' n-grams counted
+    # once, for three (ROUGE-L reads the words of the same index).
+    assert len(tokenized) == 2 and [len(call[0]) for call in indexed] == [6, 3]
     alone = {**BleuScorer().score(CANDIDATES, REFERENCES), **RougeScorer().score(CANDIDATES, REFERENCES),
              **CiderScorer().score(CANDIDATES, REFERENCES)}
-    assert len(tokenized) == 2 + 3 * 2 and len(indexed) == 1 + 2  # a scorer used alone does everything itself
-    assert together.columns == alone
+    assert len(tokenized) == 2 and len(indexed) == 2  # kept across calls: scored again, nothing is counted again
+    clear_feature_caches()
+    cold = {**BleuScorer().score(CANDIDATES, REFERENCES), **RougeScorer().score(CANDIDATES, REFERENCES),
+            **CiderScorer().score(CANDIDATES, REFERENCES)}
+    assert len(tokenized) == 2 + 2 and len(indexed) == 2 + 2  # the first scorer counts, the others read its work
+    assert together.columns == alone == cold
 
 
 def test_the_shared_tables_live_only_inside_the_block():

@@ -82,7 +82,7 @@ class ClipScoreScorer(CaptionScorer):
     references_optional = True
     needs_images = True
     value_range = (0.0, None)
-    extras = ("clip",)
+    extras = ("models", "clip")
 
     def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)")] = 2.5,

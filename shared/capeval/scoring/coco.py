@@ -20,7 +20,7 @@ from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
 from ..text.reference_corpus import IDF_SOURCES, reference_sets
 from .meteor_jar import MeteorProcess
-from .ngram import bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
+from .ngram import bleu_columns, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 #: The ``tokenizer`` option every toolkit metric takes.
@@ -73,7 +73,7 @@ class BleuScorer(CocoScorer):
         if self.smoothing == "none":
             per_caption = [bleu_unsmoothed(row, self.order) for row in statistics]
         else:
-            per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+            per_caption = bleu_columns(statistics, 4)[self.order - 1]
         return Scores({"bleu": per_caption}, corpus=self.corpus_from_sufficient_statistics(statistics), sufficient_statistics=statistics)
 
     def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:

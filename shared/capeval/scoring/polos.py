@@ -90,6 +90,7 @@ class PolosScorer(CaptionScorer):
     """
 
     metric, title = "polos", "Polos"
+    extras = ("models",)
     name = primary = "polos"
     needs_images = True
     value_range = (0.0, 1.0)
