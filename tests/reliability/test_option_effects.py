@@ -10,9 +10,8 @@ import pytest
 
 from capeval.registry import METRICS
 
-import amber_fixtures
-from vilbert.conftest import (  # noqa: F401 - fixtures shared here
-    random_vilbert_features, tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_dir)
+from fixtures import amber as amber_fixtures
+from fixtures.chair import ANNOTATIONS
 
 PREDICTIONS = ["A dog runs on the grass.", "two men ride horses in an arena", "a cat"]
 REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
@@ -72,19 +71,19 @@ CASES = [
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
-    "device": "the same numbers on every device by design (CUDA parity tests in tests/vilbert, tests/vision)",
-    "extractor": "features from images: tests/vision/test_vision_extractors.py",
+    "device": "the same numbers on every device by design (CUDA parity tests in tests/metrics/vilbertscore, tests/metrics/umic)",
+    "extractor": "features from images: tests/vision/test_extractors.py",
     "feature_cache_dir": "where extracted features are cached: tests/reliability/test_feature_cache.py",
-    "qace": "its options with tiny T5s: tests/qace/test_qace_scorer.py and tests/qace/test_qace_branches.py",
-    "bertscore": "every option against the module: tests/test_bertscore_module.py",
-    "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
-    "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
-    "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
-    "dtype": "reduced precision against float32, and in the hashcode: tests/vision/test_vision_umic_precision.py, "
-             "tests/vilbert/test_vilbertscore_precision.py, tests/test_text_precision.py, tests/test_polos.py, "
-             "tests/clip/test_clip_gpu_path.py, tests/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
+    "qace": "its options with tiny T5s: tests/metrics/qace/test_qace_scorer.py and tests/metrics/qace/test_qace_branches.py",
+    "bertscore": "every option against the module: tests/metrics/bertscore/test_bertscore_module.py",
+    "clip_score": "every option: tests/metrics/clip_score/test_clip_module.py::test_every_option_changes_the_scores",
+    "pac_score": "tests/metrics/clip_score/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
+    "polos": "every option: tests/metrics/polos/test_polos.py::test_every_option_changes_the_scores",
+    "dtype": "reduced precision against float32, and in the hashcode: tests/metrics/umic/test_umic_precision.py, "
+             "tests/metrics/vilbertscore/test_vilbertscore_precision.py, tests/text/test_text_precision.py, tests/metrics/polos/test_polos.py, "
+             "tests/metrics/clip_score/test_clip_gpu_path.py, tests/metrics/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
-    "num_workers": "image decoding only, the same numbers by design: tests/clip/test_clip_gpu_path.py",
+    "num_workers": "image decoding only, the same numbers by design: tests/metrics/clip_score/test_clip_gpu_path.py",
 }
 
 
@@ -133,7 +132,7 @@ def amber_other_data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chair_annotations():
-    return str(Path(__file__).resolve().parents[1] / "assets" / "chair" / "annotations")
+    return str(ANNOTATIONS)
 
 
 @pytest.fixture
@@ -191,6 +190,7 @@ def test_every_option_has_a_case():
         assert missing == [], f"{name}: no test that {missing} change the scores"
 
 
+@pytest.mark.models
 @pytest.mark.parametrize("metric, option, base, other", CASES, ids=[f"{m}-{o}" for m, o, _, _ in CASES])
 def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, metric, option, base, other):
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()

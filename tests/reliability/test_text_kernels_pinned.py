@@ -9,7 +9,7 @@ from capeval.scoring.ngram import bleu_statistics, cider_d, cider_document_frequ
 from capeval.text.call_cache import shared_text_work
 from capeval.text.ptb import input_lines, ptb_tokenize, ptb_tokens, reads_next_line
 
-from .conftest import NEEDS_JAVA
+from fixtures import NEEDS_JAVA
 
 CANDIDATES = ["a dog runs on the grass in the park today", "two men ride horses on a sunny beach", "a cat"]
 REFERENCES = [["a dog running on grass in a park", "the brown dog runs in the park today"],

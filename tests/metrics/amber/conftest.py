@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from amber_fixtures import SMALL_SPACY, fixture_scorer
+from fixtures.amber import SMALL_SPACY, fixture_scorer
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 

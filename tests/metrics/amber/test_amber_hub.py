@@ -7,7 +7,7 @@ import datasets
 import pytest
 import yaml
 
-from amber_fixtures import DATA_DIR, SMALL_SPACY, responses
+from fixtures.amber import DATA_DIR, responses
 from capeval.benchmarks import hub_dir, load_benchmark
 from capeval.benchmarks.amber import amber_features, evaluate_results, read_results, write_amber_folder
 from capeval.cli import main

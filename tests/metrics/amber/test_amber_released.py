@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from amber_fixtures import ASSETS, DATA_DIR, SMALL_SPACY, fixture_scorer, responses
+from fixtures.amber import ASSETS, DATA_DIR, SMALL_SPACY, fixture_scorer, responses
 from capeval.scoring.amber import COUNTERS, INITIAL_COUNTS, AmberData, NounExtractor, corpus_values, data_files
 
 RELEASED = json.loads((ASSETS / "released_outputs_sm.json").read_text(encoding="utf-8"))

@@ -2,14 +2,13 @@
 hashcode's data id, and one clear error for each bad input."""
 
 import hashlib
-import json
 import shutil
 
 import pyarrow as pa
 import pytest
 
 import capeval
-from amber_fixtures import DATA_DIR, SMALL_SPACY, responses, with_fixture_tags
+from fixtures.amber import DATA_DIR, SMALL_SPACY, responses, with_fixture_tags
 from capeval.distributed import score_batch, summarize
 from capeval.models import ModelUnavailableError
 from capeval.scoring.amber import AMBER_FILES, AmberDataError, AmberScorer

@@ -2,13 +2,11 @@
 stand-ins for the NLTK data that no package ships (the POS tagger's weights) replaying what the released code saw."""
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "chair"
-ANNOTATIONS = ASSETS / "annotations"
+from fixtures.chair import ASSETS
 
 
 @pytest.fixture(scope="session")

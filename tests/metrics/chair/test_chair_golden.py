@@ -6,7 +6,7 @@ import pytest
 
 from capeval.scoring.chair import ChairScorer
 
-from .conftest import ANNOTATIONS
+from fixtures.chair import ANNOTATIONS
 
 
 def assert_caption_equal(scores, i, sentence, metrics):

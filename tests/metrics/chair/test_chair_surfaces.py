@@ -12,7 +12,7 @@ from capeval.models import ModelUnavailableError
 from capeval.scoring import chair
 from capeval.scoring.chair import ChairScorer
 
-from .conftest import ANNOTATIONS
+from fixtures.chair import ANNOTATIONS
 
 CAPTIONS = [("A man throws a frisbee to his dog.", 391895), ("Two buses and a car at a traffic light near a stop sign.", 522418),
             ("A cat sits on the toilet seat by the sink.", 184613), ("A baby bird on a bench with a teddy bear.", 318219),

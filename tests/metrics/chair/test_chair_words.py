@@ -14,7 +14,7 @@ from capeval.scoring.chair import (COCO_SYNONYMS, DOUBLE_WORDS, OBJECT_OF_WORD, 
 from capeval.text.english import WordNetLemmatizer, morphy, word_tokenize, wordnet_lemmatizer
 from capeval.text.inflect import singularize
 
-from .conftest import ANNOTATIONS, ASSETS
+from fixtures.chair import ANNOTATIONS, ASSETS
 
 
 def tsv_rows(name: str) -> list[list[str]]:
@@ -101,7 +101,7 @@ def nltk_punkt(tmp_path_factory):
 def caption_sample(count: int) -> list[str]:
     import pandas as pd
 
-    texts = pd.read_parquet(Path(__file__).resolve().parents[2] / "assets" / "ptb_jar_outputs.parquet", columns=["text"]).text
+    texts = pd.read_parquet(ASSETS.parent / "ptb_jar_outputs.parquet", columns=["text"]).text
     return texts.iloc[:: max(1, len(texts) // count)].tolist()
 
 
