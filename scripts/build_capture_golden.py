@@ -237,6 +237,10 @@ def run_package(parser_folder: str, encoder_folder: str, fixtures_path: str) -> 
                 matches.append({"sample": s["id"], "kind": kind, "candidates": c, "references": g,
                                 "exact_and_synonym": int(found[0]), "candidate_match": float(found[1]), "reference_match": float(found[2])})
     out["matches"] = matches
+    # Greedy matching depends on the order the package's sets happen to iterate in.
+    out["order_probe"] = [{"candidates": c, "references": r, "exact_and_synonym": int(evaluator.compute_match(c, r)[0])}
+                          for c in (["ball", "football"], ["football", "ball"]) for r in (["football field", "ballroom"],
+                                                                                           ["ballroom", "football field"])]
     words = sorted({w for m in matches for w in m["candidates"] + m["references"]} | {"man", "woman", "automobile", "car", "bike",
                                                                                       "bicycle", "clock tower", "tower", "sofa", "couch"})
     out["synonym_scores"] = {f"{a}|{b}": float(evaluator.compute_synonyms_score(a, b)) for a in words for b in words}

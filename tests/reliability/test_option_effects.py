@@ -66,6 +66,8 @@ ELSEWHERE = {
     "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
     "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
+    "capture": "every option with the tiny parser and encoder: tests/metrics/capture/test_capture_scorer.py "
+               "(test_every_option_changes_the_scores, test_the_parser_options_change_the_scores)",
     "dtype": "reduced precision against float32, and in the hashcode: tests/vision/test_vision_umic_precision.py, "
              "tests/vilbert/test_vilbertscore_precision.py, tests/test_text_precision.py, tests/test_polos.py, "
              "tests/clip/test_clip_gpu_path.py, tests/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",

@@ -75,7 +75,7 @@ def _folder_reader(folder: Path) -> Any:
 
 
 def wordnet_source() -> str:
-    """Where WordNet is read from: a folder path, or ``"nltk"`` for NLTK's ``corpora/wordnet``; raises
+    """Where WordNet is read from: a folder path, or ``"nltk"`` for NLTK's zipped ``corpora/wordnet``; raises
     :class:`WordNetUnavailableError` naming how to install it when there is none."""
     configured = os.environ.get("CAPEVAL_WORDNET")
     if configured:
@@ -85,10 +85,13 @@ def wordnet_source() -> str:
     import nltk
 
     try:
-        nltk.data.find("corpora/wordnet")
-        return "nltk"
+        found = nltk.data.find("corpora/wordnet")
     except LookupError:
-        pass
+        found = None
+    if found is not None:
+        # An unzipped folder is read like any other (NLTK 3.9's own reader wants index.sense, which copies can lack).
+        folder = getattr(found, "path", None)  # a zip's pointer has none
+        return str(folder) if folder and (Path(str(folder)) / "data.noun").is_file() else "nltk"
     if (DEBIAN_FOLDER / "data.noun").is_file():
         return str(DEBIAN_FOLDER)
     raise WordNetUnavailableError(
