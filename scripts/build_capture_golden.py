@@ -22,7 +22,10 @@ body of its per-caption loop (``sample_to_parse_results``), and scores through `
     python scripts/build_capture_golden.py --package-env factual050=/tmp/capvenv/bin/python \\
         --package-env factual073=/tmp/capvenv07/bin/python --nltk-data /tmp/nltk_data [--skip-models]
 
-``--nltk-data`` names a folder holding NLTK's ``wordnet``, ``punkt`` and ``averaged_perceptron_tagger`` data.
+``--nltk-data`` names a folder holding NLTK's ``corpora/wordnet``, ``tokenizers/punkt`` and
+``taggers/averaged_perceptron_tagger`` data as NLTK 3.8.1 reads them (the goldens used WordNet 3.0 from Debian's
+wordnet-base plus ``capeval.text.wordnet.lexnames_text()`` as ``lexnames``). The package environments need NumPy < 2:
+with NumPy 2 the package's ``compute_score`` fails on captions with several references (see the card).
 """
 
 from __future__ import annotations
