@@ -35,7 +35,9 @@ change with ``PYTHONHASHSEED``; capeval visits them in the order the sorted grap
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Callable, Sequence
 
 import numpy as np
@@ -288,9 +290,6 @@ def check_mean_pooling(name_or_path: str) -> None:
     """A local sentence-transformers folder must pool by the mean of its tokens (what the encoder computes here)."""
     if local_config(name_or_path) is None:
         return
-    from pathlib import Path
-    import json
-
     pooling = Path(name_or_path).expanduser() / "1_Pooling" / "config.json"
     if pooling.is_file():
         modes = {key for key, value in json.loads(pooling.read_text(encoding="utf-8")).items() if key.startswith("pooling_mode") and value}
@@ -415,11 +414,11 @@ class CaptureScorer(CaptionScorer):
         """Whether the kind of a pair is matched softly: switched on, and something left on both sides."""
         return self.soft_matching and bool(kind.candidates_left) and bool(kind.references_left)
 
-    def compare(self, candidate: Sequence[Elements], references: Sequence[Sequence[Elements]], *,
+    def compare(self, candidates: Sequence[Elements], references: Sequence[Sequence[Elements]], *,
                 batch_size: int | None = None, show_progress: bool | None = None) -> list[list[list[float]]]:
         """Per caption, per reference: CAPTURE and the P/R/F1 of objects, attributes and relations (the package's
         ``compute_f_score``), the soft matches of every pair from one encoding of the distinct phrases."""
-        pairs = [[self.match_pair(cand, ref) for ref in refs] for cand, refs in zip(candidate, references)]
+        pairs = [[self.match_pair(cand, ref) for ref in refs] for cand, refs in zip(candidates, references)]
         kinds = [kind for per_caption in pairs for per_ref in per_caption for kind in per_ref]
         phrases = list(dict.fromkeys(p for kind in kinds if self._soft(kind) for p in kind.candidates_left + kind.references_left))
         row = {phrase: i for i, phrase in enumerate(phrases)}

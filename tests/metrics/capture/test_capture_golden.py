@@ -34,8 +34,9 @@ def as_sets(elements: dict) -> tuple:
 
 
 def seed_invariant(golden_run: dict, run: str) -> set[str]:
+    """The samples whose score the hash seed leaves alone (float32 sums in another order move it by ~1e-8 at most)."""
     by_seed = [scores[run] for scores in golden_run["scores_by_hash_seed"].values()]
-    return {sample for sample in by_seed[0] if max(s[sample] for s in by_seed) - min(s[sample] for s in by_seed) < 1e-12}
+    return {sample for sample in by_seed[0] if max(s[sample] for s in by_seed) - min(s[sample] for s in by_seed) < 1e-7}
 
 
 def stand_in_parser(monkeypatch, graphs_of) -> None:
@@ -63,6 +64,7 @@ def scorer(parser_path, encoder_path, version="0.5", **options) -> CaptureScorer
     return CaptureScorer(parser_model=parser_path, encoder_model=encoder_path, factual_version=version, device="cpu", **options)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", VERSIONS)
 def test_parser_graphs_equal_the_packages(golden, parser_path, version):
     recorded = golden[version]
@@ -135,9 +137,11 @@ def check_scores(scores, golden_run: dict, run: str, samples: list[dict]) -> Non
     component against the package's report (×100, rounded to 2 decimals), the corpus value where every caption is so."""
     expected = golden_run["runs"][run]
     invariant = seed_invariant(golden_run, run)
-    assert len(invariant) >= len(samples) - 2
+    assert len(invariant) >= len(samples) - 1
     for i, sample in enumerate(samples):
-        if sample["id"] not in invariant:
+        if sample["id"] not in invariant:  # capeval's fixed order is one of the orders the package's sets take
+            by_seed = [scores_by_run[run][sample["id"]] for scores_by_run in golden_run["scores_by_hash_seed"].values()]
+            assert min(by_seed) - TOLERANCE <= scores["capture"][i] <= max(by_seed) + TOLERANCE, sample["id"]
             continue
         assert scores["capture"][i] == pytest.approx(expected["scores"][sample["id"]], abs=TOLERANCE), sample["id"]
         for name, value in expected["reported"][sample["id"]].items():
@@ -164,3 +168,21 @@ def test_scores_end_to_end_with_the_tiny_parser(golden, fixtures, recorded_langu
     scores = scorer(parser_path, encoder_path, version).score([s["prediction"] for s in samples], [s["references"] for s in samples])
     check_scores(scores, golden[version], "parser/default", samples)
     assert scores.details["elements"][0]["objects"]  # the street caption keeps objects
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_greedy_matching_follows_the_order_as_the_packages_does(golden, version):
+    from capeval.scoring.capture import greedy_match, synonymous
+    from capeval.text.wordnet import lemma_names
+
+    probes = golden[version]["order_probe"]
+    assert len({probe["exact_and_synonym"] for probe in probes}) == 2  # the order changes the count
+    for probe in probes:
+        found = greedy_match(probe["candidates"], probe["references"], lambda a, b: synonymous(a, b, lemma_names))
+        assert found.count == probe["exact_and_synonym"], probe
+
+
+def test_the_package_scores_an_order_dependent_caption_differently_under_other_hash_seeds(golden):
+    by_seed = [scores["fixture/default"]["football"] for scores in golden["0.5"]["scores_by_hash_seed"].values()]
+    assert max(by_seed) - min(by_seed) > 0.01
+

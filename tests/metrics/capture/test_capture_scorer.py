@@ -60,14 +60,14 @@ def fixture_graphs(monkeypatch, fixtures):
                                                                                          for text in sentences])
 
 
-def scores_and_hash(options: dict) -> tuple[dict, str]:
+def scores_and_hash(options: dict, samples: list) -> tuple[dict, str]:
     scorer = CaptureScorer(device="cpu", **options)
-    scores = scorer.score(PREDICTIONS, REFERENCES)
+    scores = scorer.score([p for p, _ in samples], [r for _, r in samples])
     return {name: scores[name] for name in scores}, scorer.hashcode(scores)
 
 
-def assert_changes(base: dict, changed: dict) -> None:
-    (base_scores, base_hash), (changed_scores, changed_hash) = scores_and_hash(base), scores_and_hash(changed)
+def assert_changes(base: dict, changed: dict, samples: list = SAMPLES) -> None:
+    (base_scores, base_hash), (changed_scores, changed_hash) = scores_and_hash(base, samples), scores_and_hash(changed, samples)
     assert base_hash != changed_hash
     assert any(max(abs(a - b) for a, b in zip(base_scores[name], changed_scores[name])) > 1e-6 for name in base_scores), changed
 
@@ -92,7 +92,8 @@ def test_every_option_changes_the_scores(recorded_language, fixture_graphs, pars
 def test_the_parser_options_change_the_scores(recorded_language, parser_path, encoder_path, other_parser, option):
     # FactualSceneGraph 0.7 cuts the last piece ("." ) of the longest sentence: the tiny parser then loses "sofa".
     base = {"parser_model": parser_path, "encoder_model": encoder_path}
-    assert_changes(base, {**base, **({"parser_model": other_parser} if option == "parser_model" else {"factual_version": "0.7"})})
+    changed = {**base, **({"parser_model": other_parser} if option == "parser_model" else {"factual_version": "0.7"})}
+    assert_changes(base, changed, SAMPLES[-1:])
 
 
 def test_the_declaration_covers_every_option():
@@ -181,6 +182,9 @@ def test_the_module_returns_every_column_and_the_elements(recorded_language, fix
     assert "image" not in results["elements"][0]["objects"] and "car" in results["elements"][0]["objects"]  # a stop word
     assert results["elements"][2] == {"objects": [], "attributes": {}, "relations": []}
     assert "factual_version=0.5" in results["hashcode"] and "encoder@" in results["hashcode"]
+    options = {"parser_model": parser_path, "encoder_model": encoder_path, "device": "cpu"}
+    together = capeval.evaluate(PREDICTIONS[:2], REFERENCES[:2], metrics=[("capture", options), "bleu"])
+    assert together.per_caption["capture"].tolist() == pytest.approx(results["scores"][:2])
 
 
 def test_wordnet_source_order(monkeypatch, tmp_path):
