@@ -104,7 +104,8 @@ def test_soft_totals_and_f_scores():
     precision, recall, f1 = precision_recall_f1(1 + candidate, 1 + reference, 3, 4)
     assert precision == pytest.approx(2.7 / (3 + EPS), abs=1e-6) and recall == pytest.approx(3.1 / (4 + EPS), abs=1e-6)
     assert f1 == pytest.approx(2 * precision * recall / (precision + recall + EPS))
-    assert capture_value([0.2, 0.4, 1.0], 0.7, 0.3, 0.5) == pytest.approx((0.14 + 0.12 + 0.5) / 1.5)
+    assert capture_value([0.2, 0.4, 0.8], 0.7, 0.3, 0.5) == pytest.approx((0.14 + 0.12 + 0.4) / 1.5)
+    assert precision_recall_f1(1, 1, 1, 1)[:2] == (1 / (1 + EPS), 1 / (1 + EPS))  # ε is added to the counts
 
 
 def test_synonym_test_by_hand():

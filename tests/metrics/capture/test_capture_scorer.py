@@ -99,9 +99,10 @@ def test_the_parser_options_change_the_scores(recorded_language, parser_path, en
 def test_the_declaration_covers_every_option():
     from capeval.declaration import declared_options
 
-    assert [o.name for o in declared_options(CaptureScorer)] == [
-        "parser_model", "encoder_model", "alpha", "beta", "gamma", "synonym_matching", "soft_matching", "stop_words",
-        "factual_version", "device"]
+    assert [(o.name, o.default) for o in declared_options(CaptureScorer)] == [
+        ("parser_model", "lizhuang144/flan-t5-base-VG-factual-sg"), ("encoder_model", "sentence-transformers/all-mpnet-base-v2"),
+        ("alpha", 0.5), ("beta", 0.5), ("gamma", 0.2), ("synonym_matching", True), ("soft_matching", True), ("stop_words", True),
+        ("factual_version", "0.5"), ("device", None)]
 
 
 @pytest.mark.parametrize("options, message", [
@@ -137,7 +138,10 @@ def test_references_are_required():
 
 
 def test_missing_language_data_offline_names_the_downloads(monkeypatch):
+    import nltk
+
     monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
+    monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: pytest.fail("downloaded while offline"))
 
     def no_data(text):
         raise LookupError("Resource punkt_tab not found")
