@@ -211,3 +211,4 @@ def test_wordnet_source_order(monkeypatch, tmp_path):
 def test_lexnames_are_wordnets_45_lexicographer_files():
     lines = wordnet.lexnames_text().splitlines()
     assert len(lines) == 45 and lines[3] == "03\tnoun.Tops\t1" and lines[29] == "29\tverb.body\t2" and lines[-1] == "44\tadj.ppl\t3"
+    assert lines[2] == "02\tadv.all\t4"
