@@ -79,6 +79,8 @@ ELSEWHERE = {
     "clip_score": "every option: tests/metrics/clip_score/test_clip_module.py::test_every_option_changes_the_scores",
     "pac_score": "tests/metrics/clip_score/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/metrics/polos/test_polos.py::test_every_option_changes_the_scores",
+    "capture": "every option with the tiny parser and encoder: tests/metrics/capture/test_capture_scorer.py "
+               "(test_every_option_changes_the_scores, test_the_parser_options_change_the_scores)",
     "dtype": "reduced precision against float32, and in the hashcode: tests/metrics/umic/test_umic_precision.py, "
              "tests/metrics/vilbertscore/test_vilbertscore_precision.py, tests/text/test_text_precision.py, tests/metrics/polos/test_polos.py, "
              "tests/metrics/clip_score/test_clip_gpu_path.py, tests/metrics/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
