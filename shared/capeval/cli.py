@@ -193,6 +193,7 @@ COMMANDS = {
     "benchmark": ("capeval.benchmarks.cli", "correlate a metric with human judgments on the benchmarks"),
     "smurf-report": ("capeval.reports.smurf", "SMURF system-level report (the paper's Figure 1) as a PNG"),
     "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables"),
+    "download": ("capeval.scoring.spice", "download what a metric needs once, never while scoring: spice (Stanford CoreNLP 3.6.0)"),
 }
 
 

@@ -10,7 +10,7 @@ group (``name = "package.module:ScorerClass"``), so a lab can publish a metric f
 scorer, an evaluate module) to a scorer; :func:`load` gives the evaluate module of a name.
 
 >>> sorted(METRICS)
-['amber', 'bert_tbr', 'bertscore', 'bleu', 'cider', 'clip_score', 'meteor', 'pac_score', 'polos', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
+['amber', 'bert_tbr', 'bertscore', 'bleu', 'cider', 'clip_score', 'meteor', 'pac_score', 'polos', 'qace', 'rouge', 'smurf', 'spice', 'umic', 'vilbertscore']
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
 >>> resolve("bleu:order=2").options()
