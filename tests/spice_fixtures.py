@@ -11,8 +11,9 @@ them, written by hand (CoreNLP is what cannot run here); ``recorded_synsets.json
 are what SPICE 1.0's own classes make of those tuples (scene graphs, WordNet synonyms from the jar's METEOR, tuple
 matching, F-scores, json-simple's JSON: ``null`` for NaN), written by ``assets/spice/RecordTuples.java``.
 
-Captions the tests use to break the jar: one containing ``<crash>`` fails its run (a parser error), and with
-``FAKE_JAVA_MAX_ITEMS=n`` a run of more than ``n`` captions runs out of heap.
+Captions the tests use to break the jar: one containing ``<crash>`` fails its run (a parser error), with
+``FAKE_JAVA_MAX_ITEMS=n`` a run of more than ``n`` captions runs out of heap, and ``FAKE_JAVA_BROKEN=1`` makes every
+run fail as with CoreNLP's classes missing.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def recorded(synonyms: bool) -> dict[tuple[str, tuple[str, ...]], dict]:
 
 def use_fake_java(folder: Path, monkeypatch, *, version: str = "17.0.15", corenlp: bool = True) -> Path:
     """Put the fake ``java`` first on PATH and capeval's cache in ``folder`` (with placeholder CoreNLP jars unless
-    ``corenlp=False``); returns the log the fake writes each command's arguments to (one JSON list a line)."""
+    ``corenlp=False``); returns the log the fake writes each command to (a JSON object a line: its arguments, and the
+    candidates of the input file it got)."""
     bin_dir = folder / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     java = bin_dir / "java"
@@ -65,11 +67,24 @@ def use_fake_java(folder: Path, monkeypatch, *, version: str = "17.0.15", corenl
     return log
 
 
+def logged(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
 def logged_runs(log: Path) -> list[list[str]]:
     """The scoring commands the fake ran (``-version`` left out)."""
-    if not log.exists():
-        return []
-    return [args for args in map(json.loads, log.read_text().splitlines()) if args != ["-version"]]
+    return [entry["args"] for entry in logged(log) if entry["args"] != ["-version"]]
+
+
+def logged_captions(log: Path) -> list[list[str]]:
+    """The candidates each scoring run got."""
+    return [entry["captions"] for entry in logged(log) if entry["args"] != ["-version"]]
+
+
+def write_log(args: list[str], captions: list[str] | None) -> None:
+    if os.environ.get("FAKE_JAVA_LOG"):
+        with open(os.environ["FAKE_JAVA_LOG"], "a") as log:
+            log.write(json.dumps({"args": args, "captions": captions}) + "\n")
 
 
 def major(version: str) -> int:
@@ -103,21 +118,24 @@ def command_problem(args: list[str], version: int) -> str | None:
 
 
 def fake_java(args: list[str]) -> int:
-    if os.environ.get("FAKE_JAVA_LOG"):
-        with open(os.environ["FAKE_JAVA_LOG"], "a") as log:
-            log.write(json.dumps(args) + "\n")
     version = os.environ.get("FAKE_JAVA_VERSION", "17.0.15")
     if args == ["-version"]:
+        write_log(args, None)
         print(f'openjdk version "{version}" 2025-04-15\nOpenJDK Runtime Environment (build {version}+6)', file=sys.stderr)
         return 0
     problem = command_problem(args, major(version))
     if problem:
+        write_log(args, None)
         print(problem, file=sys.stderr)
         return 1
     main = args.index("-out") - 2
     source, target = Path(args[main + 1]), Path(args[main + 3])
-    text = source.read_bytes().decode("ascii")  # capeval writes \u escapes: the jar reads the platform's charset
-    items = json.loads(text)
+    items = json.loads(source.read_bytes().decode("ascii"))  # capeval writes \u escapes: the jar reads the platform's charset
+    write_log(args, [item["test"] for item in items])
+    if os.environ.get("FAKE_JAVA_BROKEN"):
+        print('Exception in thread "main" java.lang.NoClassDefFoundError: edu/stanford/nlp/semgraph/semgrex/SemgrexPattern\n'
+              "Caused by: java.lang.ClassNotFoundException: edu.stanford.nlp.semgraph.semgrex.SemgrexPattern", file=sys.stderr)
+        return 1
     limit = int(os.environ.get("FAKE_JAVA_MAX_ITEMS", "0"))
     if limit and len(items) > limit:
         print('Parsing reference captions\nException in thread "main" java.lang.OutOfMemoryError: Java heap space\n'
