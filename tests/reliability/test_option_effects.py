@@ -10,6 +10,7 @@ import pytest
 from capeval.registry import METRICS
 
 import amber_fixtures
+import spice_fixtures
 from vilbert.conftest import (  # noqa: F401 - fixtures shared here
     random_vilbert_features, tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_dir)
 
@@ -61,6 +62,8 @@ CASES = [
     ("amber", "spacy_model", AMBER, "fixture:blank_spacy"),
     ("amber", "similarity_threshold", AMBER, 0.7),
     ("amber", "rounded", AMBER, False),
+    ("spice", "tokenizer", {}, "none"),
+    ("spice", "synonyms", {}, False),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -77,6 +80,7 @@ ELSEWHERE = {
              "tests/clip/test_clip_gpu_path.py, tests/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
     "num_workers": "image decoding only, the same numbers by design: tests/clip/test_clip_gpu_path.py",
+    "cache": "SPICE's cache of the jar's results, the same numbers by design: tests/metrics/spice/test_spice_scorer.py",
 }
 
 
@@ -173,6 +177,9 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
     items = amber_fixtures.responses()
     predictions, references, inputs = ([r["response"] for r in items], None, {"images": [r["id"] for r in items]}) \
         if metric == "amber" else (PREDICTIONS, REFERENCES, {"region_features": images})
+    if metric == "spice":  # the jar replayed by a fake java, on captions where tokenizing and synonyms matter
+        spice_fixtures.use_fake_java(request.getfixturevalue("tmp_path"), request.getfixturevalue("monkeypatch"))
+        predictions, references = spice_fixtures.OPTION_PREDICTIONS, spice_fixtures.OPTION_REFERENCES
     base = with_fixtures(base)
     changed = {**base, option: with_fixtures({option: other})[option]}
     results = []

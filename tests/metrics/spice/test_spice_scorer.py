@@ -262,6 +262,7 @@ def test_options_are_checked_and_shape_the_hashcode():
         SpiceScorer(tokenizer="spacy")
 
 
+@pytest.mark.slow  # loading an evaluate module imports evaluate and datasets
 def test_the_module_and_evaluate_give_the_jars_columns(fake_java, items):
     predictions, references = items
     fake_java()
