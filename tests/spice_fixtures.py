@@ -13,7 +13,8 @@ matching, F-scores, json-simple's JSON: ``null`` for NaN), written by ``assets/s
 
 Captions the tests use to break the jar: one containing ``<crash>`` fails its run (a parser error), with
 ``FAKE_JAVA_MAX_ITEMS=n`` a run of more than ``n`` captions runs out of heap, and ``FAKE_JAVA_BROKEN=1`` makes every
-run fail as with CoreNLP's classes missing.
+run fail as with CoreNLP's classes missing, and ``FAKE_JAVA_NO_OUTPUT=missing`` or ``empty`` makes a run exit with
+status 0 having written no output, or an empty file.
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ def fake_java(args: list[str]) -> int:
                   f"recorded output for {key}", file=sys.stderr)
             return 1
         scores.append({"image_id": item["image_id"], "scores": records[key]})
+    if os.environ.get("FAKE_JAVA_NO_OUTPUT"):
+        if os.environ["FAKE_JAVA_NO_OUTPUT"] == "empty":
+            target.write_text("")
+        return 0
     if major(version) >= 15:  # SpiceJson.java: the scorer's own JSON, as json-simple writes it
         target.write_text(json.dumps(scores, separators=(",", ":")))
     else:  # the jar's -out: pretty-printed by JavaScript's JSON.stringify(..., null, 2)

@@ -103,7 +103,7 @@ OOM = ('Parsing reference captions\nException in thread "main" java.lang.OutOfMe
 PARSER = ("Error: Could not score batched file input:\njava.lang.NullPointerException\n"
           "\tat edu.anu.spice.SpiceParser.parseAnnotation(SpiceParser.java:312)\n")
 NO_CORENLP = ('Exception in thread "main" java.lang.NoClassDefFoundError: edu/stanford/nlp/semgraph/semgrex/SemgrexPattern\n'
-              "\tat edu.anu.spice.SpiceParser.<clinit>(SpiceParser.java:64)\n"
+              "\tat edu.anu.spice.SpiceParser.<clinit>(SpiceParser.java:64)\n\tat SpiceJson.main(SpiceJson.java:34)\n"
               "Caused by: java.lang.ClassNotFoundException: edu.stanford.nlp.semgraph.semgrex.SemgrexPattern\n\t... 9 more\n")
 NO_COMPILER = ("Error: Could not find or load main class SpiceJson.java\n"
                "Caused by: java.lang.ClassNotFoundException: SpiceJson.java\n")
@@ -122,6 +122,14 @@ def test_a_parser_error_is_retried_and_named_by_the_line_after_the_jars_own():
     assert str(error) == "the SPICE jar failed (exit status 1): java.lang.NullPointerException"
 
 
+def test_the_reason_is_the_first_error_line_not_a_stack_frame_or_a_later_line():
+    stderr = ("Parsing reference captions\njava.lang.IllegalStateException: no sentence\n"
+              "\tat edu.anu.spice.SpiceParser.handleError(SpiceParser.java:9)\nThreads stopped\n")
+    assert str(jvm_failure(1, stderr, 2048)).endswith(": java.lang.IllegalStateException: no sentence")
+    assert str(jvm_failure(1, "Parsing reference captions\n\tat java.lang.Thread.run(Thread.java:750)\n", 2048)).endswith(
+        ": Parsing reference captions")
+
+
 def test_a_killed_jvm_with_nothing_said_is_retried():
     error = jvm_failure(-9, "", 2048)
     assert error.retry and str(error) == "the SPICE jar failed (exit status -9): no output"
@@ -135,9 +143,18 @@ def test_missing_corenlp_classes_are_not_retried_and_say_what_to_do():
     assert "look incomplete" in str(error) and "capeval download spice" in str(error)
 
 
+@pytest.mark.parametrize("stderr", ["java.lang.NoClassDefFoundError: edu/stanford/nlp/pipeline/StanfordCoreNLP",
+                                    "Caused by: java.lang.ClassNotFoundException: edu.stanford.nlp.ling.IndexedWord"])
+def test_either_missing_class_message_points_at_corenlp(stderr):
+    assert "look incomplete" in str(jvm_failure(1, stderr, 4096))
+    assert "look incomplete" not in str(jvm_failure(1, "java.lang.NoClassDefFoundError: org/json/simple/JSONAware", 4096))
+
+
 def test_a_jre_without_the_compiler_says_to_install_a_jdk():
     error = jvm_failure(1, NO_COMPILER, 4096)
     assert not error.retry and "jdk.compiler" in str(error) and "Java 8-14" in str(error)
+    assert "jdk.compiler" not in str(jvm_failure(1, NO_CORENLP, 4096))  # SpiceJson.java ran: its frame is in the trace
+    assert "jdk.compiler" not in str(jvm_failure(1, "Error: Could not find or load main class edu.anu.spice.SpiceScorer", 4096))
 
 
 @pytest.mark.parametrize("stderr", ["Error: Could not create the Java Virtual Machine.", "Unrecognized option: --add-opens",

@@ -202,11 +202,22 @@ def test_a_jar_that_cannot_run_fails_at_once_saying_why(fake_java, items, monkey
 
 
 def test_an_unreadable_output_is_an_error_not_a_retry(fake_java, items, monkeypatch):
-    fake_java()
+    log = fake_java()
     monkeypatch.setattr(spice, "parse_output", lambda text, count: (_ for _ in ()).throw(ValueError("image ids [0], not 0..9")))
     with pytest.raises(SpiceJarError, match=r"image ids \[0\]") as raised:
         SpiceScorer().score(*items)
-    assert not raised.value.retry
+    assert not raised.value.retry and len(spice_fixtures.logged_runs(log)) == 1
+
+
+@pytest.mark.parametrize("written", ["missing", "empty"])
+def test_a_run_that_exits_0_without_output_is_a_failed_run(fake_java, items, monkeypatch, written):
+    fake_java()
+    monkeypatch.setenv("FAKE_JAVA_NO_OUTPUT", written)
+    predictions, references = items
+    with pytest.warns(UserWarning, match="could not score 2 caption") as caught:
+        scores = SpiceScorer().score(predictions[2:4], references[2:4])
+    assert "#0 'two men ride horses in an arena': the SPICE jar failed (exit status 0): no output" in str(caught[0].message)
+    assert all(math.isnan(value) for value in scores["spice"])
 
 
 def test_without_corenlp_scoring_says_to_run_the_download_command(fake_java, items):
