@@ -12,6 +12,7 @@ from capeval.registry import METRICS
 
 from fixtures import amber as amber_fixtures
 from fixtures.chair import ANNOTATIONS
+from fixtures import spice as spice_fixtures
 
 PREDICTIONS = ["A dog runs on the grass.", "two men ride horses in an arena", "a cat"]
 REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
@@ -68,6 +69,8 @@ CASES = [
     ("chair", "variant", CHAIR, "opera"),
     ("chair", "annotations", CHAIR, "fixture:chair_annotations"),
     ("chair", "objects", CHAIR, {391895: ["dog"], 522418: ["bus", "person", "cat"], 184613: ["sink"]}),
+    ("spice", "tokenizer", {}, "none"),
+    ("spice", "synonyms", {}, False),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -86,6 +89,7 @@ ELSEWHERE = {
              "tests/metrics/clip_score/test_clip_gpu_path.py, tests/metrics/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
     "num_workers": "image decoding only, the same numbers by design: tests/metrics/clip_score/test_clip_gpu_path.py",
+    "cache": "SPICE's cache of the jar's results, the same numbers by design: tests/metrics/spice/test_spice_scorer.py",
 }
 
 
@@ -207,6 +211,9 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
         request.getfixturevalue("chair_stand_ins")
         predictions, references, image_ids = CHAIR_INPUTS
         inputs = {"images": image_ids}
+    if metric == "spice":  # the jar replayed by a fake java, on captions where tokenizing and synonyms matter
+        spice_fixtures.use_fake_java(request.getfixturevalue("tmp_path"), request.getfixturevalue("monkeypatch"))
+        predictions, references = spice_fixtures.OPTION_PREDICTIONS, spice_fixtures.OPTION_REFERENCES
     base = with_fixtures(base)
     changed = {**base, option: with_fixtures({option: other})[option]}
     results = []
