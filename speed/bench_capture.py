@@ -97,8 +97,8 @@ def build_models(folder: Path, size: str, texts: list[str]) -> tuple[str, str]:
 def run_capeval(parser: str, encoder: str, device: str, captions, references) -> tuple[list[float], float, float]:
     from capeval.scoring import capture
 
-    capture.split_sentences, capture.tag_words = sentences_of, lambda text: tags_of(words_of(text))
-    capture.require_language_data = lambda: None
+    capture.sent_tokenize = sentences_of
+    capture.pos_tag_texts = lambda texts: [tags_of(words_of(text)) for text in texts]
     scorer = capture.CaptureScorer(parser_model=parser, encoder_model=encoder, device=device)
     cold, t_cold = timed(lambda: scorer.score(captions, references))
     _, t_warm = timed(lambda: scorer.score(captions, references))

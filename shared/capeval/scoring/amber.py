@@ -4,8 +4,8 @@ descriptions, as ``inference.py`` of junyangwang0410/AMBER computes them (``--ev
 For each description of AMBER image ``id`` (annotation entry ``id``: its ``truth`` and ``hallu`` objects):
 
 1. object candidates: NLTK's ``word_tokenize``, ``pos_tag``, and the WordNet lemma (noun) of every token whose tag
-   starts with ``NN``; kept when the lemma is in AMBER's vocabulary (the keys and values of ``relation.json``), in
-   order and with repeats (:func:`vocabulary_objects`);
+   starts with ``NN`` (:mod:`capeval.text.english`, :mod:`capeval.text.wordnet`); kept when the lemma is in AMBER's
+   vocabulary (the keys and values of ``relation.json``), in order and with repeats (:func:`vocabulary_objects`);
 2. each candidate is matched (:func:`match_objects`): a *safe word* (``safe_words.txt``) is skipped; a candidate
    equal to a truth object or to a word associated with one (``relation.json``) covers that object; otherwise it
    marks the first hallucination object (or associated word) it equals, then the first one whose spaCy similarity
@@ -21,7 +21,7 @@ The matching and the sums are pure functions of the candidates; the NLTK and spa
 
 >>> data = AmberData([{"id": 1, "type": "generative", "truth": ["dog", "sofa"], "hallu": ["cat"]}],
 ...                             {"dog": ["puppy"], "sofa": ["couch"], "cat": []}, ["side"], dict(INITIAL_COUNTS))
->>> match_objects(["puppy", "cat", "side"], data.entry(1), data, lambda a, b: False)
+>>> match_objects(["puppy", "cat", "side"], data.entry(1), data, first_similar_by(lambda a, b: False))
 AmberCounts(objects=('puppy', 'cat', 'side'), hallucinated=('cat',), covered=(True, False), named=(True,))
 """
 
@@ -39,6 +39,8 @@ from ..declaration import MERGE_SUM, Opt
 from ..inputs import bool_option, number_option
 from ..models import ModelUnavailableError, cached, model_id
 from ..progress import progress
+from ..text.english import TEXTS_PER_BATCH, pos_tag_texts
+from ..text.wordnet import wordnet
 from .protocol import CaptionScorer, Scores
 
 #: The released repository and the commit whose ``data/`` files capeval downloads when no ``data_dir`` is given.
@@ -61,8 +63,6 @@ COLUMNS = ("amber_chair", "amber_cover", "amber_hal", "amber_cog")
 DEFAULT_SPACY_MODEL = "en_core_web_lg"
 #: ``inference.py``'s ``--similarity_score``.
 DEFAULT_SIMILARITY = 0.8
-#: The NLTK data the object extraction reads (the names of NLTK 3.9's downloader).
-NLTK_DATA = ("punkt_tab", "averaged_perceptron_tagger_eng", "wordnet")
 
 
 class AmberDataError(ModelUnavailableError):
@@ -130,6 +130,8 @@ class AmberData:
         self.vocabulary = frozenset(self.association) | {word for words in self.association.values() for word in words}
         self.initial = dict(initial)
         self.source = source
+        self._entries: dict[int, AmberEntry] = {}
+        self._object_lists: dict[AmberEntry, tuple[ObjectList, ObjectList]] = {}
 
     @classmethod
     def load(cls, files: Mapping[str, Path]) -> "AmberData":
@@ -140,8 +142,14 @@ class AmberData:
                    source=str(files["annotations.json"]))
 
     def entry(self, amber_id: int) -> AmberEntry:
-        """The generative annotation of image ``amber_id`` (``inference.py`` reads entry ``id - 1`` of the list);
-        ``KeyError`` for an id outside the annotations or one of a discriminative question."""
+        """The generative annotation of image ``amber_id`` (``inference.py`` reads entry ``id - 1`` of the list; checked
+        once); ``KeyError`` for an id outside the annotations or one of a discriminative question."""
+        found = self._entries.get(amber_id)
+        if found is None:
+            found = self._entries[amber_id] = self._read_entry(amber_id)
+        return found
+
+    def _read_entry(self, amber_id: int) -> AmberEntry:
         if not 1 <= amber_id <= len(self.annotations):
             raise KeyError(f"AMBER id {amber_id} is not in {self.source} (ids 1 to {len(self.annotations)})")
         annotation = self.annotations[amber_id - 1]
@@ -159,6 +167,13 @@ class AmberData:
             if unknown:
                 raise AmberDataError(f"{self.source}: id {amber_id}'s {field} objects {unknown} are not keys of relation.json")
         return AmberEntry(amber_id, tuple(annotation["truth"]), tuple(annotation["hallu"]))
+
+    def object_lists(self, entry: AmberEntry) -> tuple["ObjectList", "ObjectList"]:
+        """The truth and the hallucination :class:`ObjectList` of ``entry`` (built once)."""
+        found = self._object_lists.get(entry)
+        if found is None:
+            found = self._object_lists[entry] = (ObjectList(entry.truth, self.association), ObjectList(entry.hallu, self.association))
+        return found
 
     def generative_ids(self) -> list[int]:
         return [a["id"] for a in self.annotations if isinstance(a, Mapping) and a.get("type") == "generative"]
@@ -267,7 +282,7 @@ class AmberCounts:
 
 class ObjectList:
     """A truth or hallucination list as ``inference.py`` lays it out: the words associated with each object (in object
-    order), then the objects themselves; a word found at position ``j`` marks the object it belongs to."""
+    order), then the objects themselves; a word found at position ``j`` marks the object ``owners[j]``."""
 
     def __init__(self, objects: Sequence[str], association: Mapping[str, Sequence[str]]):
         self.words: list[str] = []
@@ -280,44 +295,56 @@ class ObjectList:
         self.first: dict[str, int] = {}
         for position, word in enumerate(self.words):
             self.first.setdefault(word, position)
-        self.marked = [False] * len(objects)
-
-    def mark(self, position: int) -> None:
-        self.marked[self.owners[position]] = True
-
-    def mark_first_similar(self, word: str, similar: Callable[[str, str], bool]) -> bool:
-        """Mark the object of the first word similar to ``word``; whether there was one."""
-        for position, other in enumerate(self.words):
-            if similar(word, other):
-                self.mark(position)
-                return True
-        return False
+        #: The words as the similarity search takes them (a key it can remember answers by).
+        self.key = tuple(self.words)
 
 
-def match_objects(objects: Sequence[str], entry: AmberEntry, data: AmberData, similar: Callable[[str, str], bool]) -> AmberCounts:
+#: ``first_similar(word, words)``: the position of the first of ``words`` similar to ``word``, else ``None``.
+FirstSimilar = Callable[[str, Sequence[str]], "int | None"]
+
+
+def first_similar_by(similar: Callable[[str, str], bool]) -> FirstSimilar:
+    """``inference.py``'s search over a list: ``similar(word, other)`` asked of each word of the list in order, the
+    position of the first it holds for.
+
+    >>> first_similar_by(lambda a, b: a[0] == b[0])("couch", ["dog", "cat", "cushion"])
+    1
+    """
+    def first_similar(word: str, words: Sequence[str]) -> int | None:
+        return next((position for position, other in enumerate(words) if similar(word, other)), None)
+    return first_similar
+
+
+def match_objects(objects: Sequence[str], entry: AmberEntry, data: AmberData, first_similar: FirstSimilar) -> AmberCounts:
     """Match one description's object candidates against its image's annotation, as ``inference.py`` does.
 
-    ``similar(a, b)``: whether spaCy's similarity of the two words exceeds the threshold. Kept quirks: a candidate
-    equal to an associated word marks the object of the *first* list position holding it (so a truth object that is
-    also associated with an earlier truth object covers that earlier one); a candidate equal to a hallucination word
-    still goes through the similarity search over the hallucination list (marking a second object when a word
-    before it is similar) and over the truth list.
+    ``first_similar(word, words)``: the position of the first of ``words`` whose spaCy similarity to ``word`` exceeds
+    the threshold (:meth:`SpacySimilarity.first_similar`, or :func:`first_similar_by` of a test of two words). Kept
+    quirks: a candidate equal to an associated word marks the object of the *first* list position holding it (so a
+    truth object that is also associated with an earlier truth object covers that earlier one); a candidate equal to
+    a hallucination word still goes through the similarity search over the hallucination list (marking a second
+    object when a word before it is similar) and over the truth list.
     """
-    safe = ObjectList(entry.truth, data.association)
-    hallucination = ObjectList(entry.hallu, data.association)
+    safe, hallucination = data.object_lists(entry)
+    covered, named = [False] * len(entry.truth), [False] * len(entry.hallu)
     hallucinated = []
     for word in objects:
         if word in data.safe_words:
             continue
         if word in safe.first:
-            safe.mark(safe.first[word])
+            covered[safe.owners[safe.first[word]]] = True
             continue
         if word in hallucination.first:
-            hallucination.mark(hallucination.first[word])
-        hallucination.mark_first_similar(word, similar)
-        if not safe.mark_first_similar(word, similar):
+            named[hallucination.owners[hallucination.first[word]]] = True
+        position = first_similar(word, hallucination.key)
+        if position is not None:
+            named[hallucination.owners[position]] = True
+        position = first_similar(word, safe.key)
+        if position is None:
             hallucinated.append(word)
-    return AmberCounts(tuple(objects), tuple(hallucinated), tuple(safe.marked), tuple(hallucination.marked))
+        else:
+            covered[safe.owners[position]] = True
+    return AmberCounts(tuple(objects), tuple(hallucinated), tuple(covered), tuple(named))
 
 
 def corpus_values(statistics: Sequence[float], initial: Mapping[str, float], *, rounded: bool = True) -> dict[str, float]:
@@ -352,64 +379,51 @@ def caption_values(counts: AmberCounts) -> dict[str, float]:
 # --------------------------------------------------------------------------- the NLTK and spaCy steps
 
 
-def nltk_unavailable(error: LookupError) -> ModelUnavailableError:
-    return ModelUnavailableError(
-        "AMBER extracts objects with NLTK's word tokenizer, POS tagger and WordNet lemmatizer, whose data is not "
-        f"installed: python -m nltk.downloader {' '.join(NLTK_DATA)} (NLTK's own message: {str(error).strip()[:300]})")
-
-
-def perceptron_tagger():
-    """NLTK's English averaged-perceptron tagger (``nltk.pos_tag``'s), loaded once per process."""
-    def build():
-        from nltk.tag.perceptron import PerceptronTagger
-
-        try:
-            return PerceptronTagger()
-        except LookupError as error:
-            raise nltk_unavailable(error) from None
-
-    return cached(("nltk-perceptron-tagger",), build)
-
-
 class NounExtractor:
-    """``inference.py``'s ``extract_nouns``: ``nltk.word_tokenize``, then ``nltk.pos_tag`` (one tagger for the whole
-    run, not one per description) and ``WordNetLemmatizer().lemmatize`` of every NN* token (remembered per word)."""
+    """``inference.py``'s ``extract_nouns`` over many descriptions: NLTK's ``word_tokenize`` and ``pos_tag``
+    (:func:`capeval.text.english.pos_tag_texts`: one tagger, every description tagged together) and
+    ``WordNetLemmatizer().lemmatize`` of every NN* token (:class:`capeval.text.wordnet.WordNet`, remembered per word)."""
 
-    def __init__(self):
-        self._lemmas: dict[str, str] = {}
+    def tagged(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+        return pos_tag_texts(texts)
 
-    def tag(self, text: str) -> list[tuple[str, str]]:
-        import nltk
+    def lemmatizer(self) -> Callable[[str], str]:
+        return wordnet().lemmatize
 
-        try:
-            return perceptron_tagger().tag(nltk.word_tokenize(text))
-        except LookupError as error:
-            raise nltk_unavailable(error) from None
-
-    def lemmatize(self, word: str) -> str:
-        lemma = self._lemmas.get(word)
-        if lemma is None:
-            from nltk.stem import WordNetLemmatizer
-
-            try:
-                lemma = self._lemmas[word] = WordNetLemmatizer().lemmatize(word)
-            except LookupError as error:
-                raise nltk_unavailable(error) from None
-        return lemma
-
-    def __call__(self, text: str) -> list[str]:
-        return nouns_of(self.tag(text), self.lemmatize)
+    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
+        tagged = self.tagged(texts)
+        lemmatize = self.lemmatizer()
+        return [nouns_of(words, lemmatize) for words in tagged]
 
 
 class SpacySimilarity:
     """``inference.py``'s ``check_synonyms_word``: ``nlp(a).similarity(nlp(b)) > threshold``, with one spaCy ``Doc``
-    per word and one similarity per pair of words (both depend on the words alone)."""
+    per word and one similarity per pair of words (both depend on the words alone).
+
+    :meth:`first_similar` answers ``inference.py``'s search over a word list from each word's vector, read once into
+    one matrix: a word's cosines with every word seen so far come from one matrix product, a cosine farther from the
+    threshold than float32's rounding of spaCy's own sum can move it decides alone, and a closer one is decided by
+    spaCy's similarity itself, so every answer is the one spaCy's comparisons give.
+    """
 
     def __init__(self, model: str = DEFAULT_SPACY_MODEL, threshold: float = DEFAULT_SIMILARITY):
         self.model = model
         self.threshold = threshold
         self._docs: dict[str, Any] = {}
         self._similarities: dict[tuple[str, str], float] = {}
+        # The words whose vectors are read (their order is their row), and what spaCy's similarity reads of each: the
+        # vectors (in float64, rows of a matrix that doubles when full), their norms and the tokens' vector keys.
+        self._index: dict[str, int] = {}
+        self._matrix: Any = None
+        self._norms: Any = None
+        self._keys: list[tuple[int, ...]] = []
+        # Words whose documents a pipeline hook changes: compared by spaCy alone.
+        self._hooked: set[str] = set()
+        # Per word, whether it is similar to each indexed word (as far as the index went when it was last asked).
+        self._rows: dict[str, Any] = {}
+        # Per word list, the rows of its words (False where a hook changes one of them).
+        self._positions: dict[tuple[str, ...], Any] = {}
+        self._first: dict[tuple[str, tuple[str, ...]], int | None] = {}
 
     def nlp(self):
         from ..text.spans import load_spacy
@@ -417,31 +431,117 @@ class SpacySimilarity:
         return load_spacy(self.model, missing=f"AMBER's similarity uses {DEFAULT_SPACY_MODEL} (python -m spacy download "
                                               f"{DEFAULT_SPACY_MODEL}); or pass spacy_model=<an installed pipeline or folder>")
 
+    def doc(self, word: str) -> Any:
+        """The spaCy document of ``word`` (made once)."""
+        doc = self._docs.get(word)
+        if doc is None:
+            nlp = self.nlp()
+            # With word vectors a document's similarity reads only its tokens' vectors: the tokenizer's document has
+            # the same ones as the whole pipeline's, 1000x sooner. Without them it reads the pipeline's tensor.
+            doc = self._docs[word] = nlp.make_doc(word) if nlp.vocab.vectors.size else nlp(word)
+        return doc
+
     def similarity(self, first: str, second: str) -> float:
+        """spaCy's ``Doc.similarity`` of the two words' documents."""
         key = (first, second)
         value = self._similarities.get(key)
         if value is None:
             import warnings
 
-            docs: list[Any] = [self._docs.get(word) for word in key]
-            for index, word in enumerate(key):
-                if docs[index] is None:
-                    nlp = self.nlp()
-                    # With word vectors a document's similarity reads only its tokens' vectors: the tokenizer's
-                    # document has the same ones as the whole pipeline's, 1000x sooner. Without them it reads the
-                    # pipeline's tensor.
-                    docs[index] = self._docs[word] = nlp.make_doc(word) if nlp.vocab.vectors.size else nlp(word)
             with warnings.catch_warnings():
                 # inference.py ignores UserWarnings: spaCy's W007 (no word vectors) and W008 (an empty vector).
                 warnings.simplefilter("ignore", UserWarning)
-                value = self._similarities[key] = docs[0].similarity(docs[1])
+                value = self._similarities[key] = self.doc(first).similarity(self.doc(second))
         return value
 
     def __call__(self, first: str, second: str) -> bool:
         return self.similarity(first, second) > self.threshold
 
+    def first_similar(self, word: str, words: Sequence[str]) -> int | None:
+        """The position of the first of ``words`` whose similarity to ``word`` exceeds the threshold, else ``None``:
+        :func:`first_similar_by` of this similarity, answered from the vectors (remembered per word and list)."""
+        key = (word, tuple(words))
+        if key in self._first:
+            return self._first[key]
+        positions = self._positions.get(key[1])
+        if positions is None:
+            import numpy as np
+
+            positions = self._positions[key[1]] = (np.array([self._index[other] for other in key[1]], dtype=np.intp)
+                                                   if all(map(self._read, key[1])) else False)
+        if positions is False or not self._read(word):
+            found = first_similar_by(self)(word, words)
+        elif not len(positions):
+            found = None
+        else:
+            similar = self._row(word)[positions]
+            first = int(similar.argmax())
+            found = first if similar[first] else None
+        self._first[key] = found
+        return found
+
+    def _read(self, word: str) -> bool:
+        """Read what spaCy's similarity reads of ``word``'s document into the index: its vector, the vector's norm and
+        its tokens' vector keys (equal keys mean similarity 1). False where a pipeline hook changes them."""
+        if word in self._index:
+            return True
+        if word in self._hooked:
+            return False
+        import numpy as np
+
+        doc = self.doc(word)
+        if doc.user_hooks or doc.user_token_hooks or doc.user_span_hooks:
+            self._hooked.add(word)
+            return False
+        vector, count = np.asarray(doc.vector, dtype=np.float64), len(self._index)
+        if self._matrix is None:
+            self._matrix, self._norms = np.zeros((64, len(vector))), np.zeros(64)
+        elif count == len(self._matrix):
+            self._matrix = np.concatenate([self._matrix, np.zeros_like(self._matrix)])
+            self._norms = np.concatenate([self._norms, np.zeros_like(self._norms)])
+        self._matrix[count], self._norms[count] = vector, doc.vector_norm
+        self._keys.append(tuple(doc.to_array([doc.vocab.vectors.attr]).tolist()) if len(doc) else ())
+        self._index[word] = count
+        return True
+
+    def _row(self, word: str) -> Any:
+        """Whether ``word`` is similar to each indexed word, in index order (extended to the words indexed since)."""
+        import numpy as np
+
+        row = self._rows.get(word)
+        if row is None or len(row) < len(self._index):
+            start = 0 if row is None else len(row)
+            decided = self._decide(word, start)
+            row = self._rows[word] = decided if row is None else np.concatenate([row, decided])
+        return row
+
+    def _decide(self, word: str, start: int) -> Any:
+        """Whether ``word`` is similar to each indexed word from ``start`` on."""
+        import numpy as np
+
+        own, count = self._index[word], len(self._index)
+        vector, norm, keys = self._matrix[own], self._norms[own], self._keys[own]
+        norms = self._norms[start:count]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cosines = (self._matrix[start:count] @ vector) / (norms * norm)
+        # spaCy's exact answers: 0 where a vector is empty, and 1 for documents of equal tokens.
+        empty = (norms == 0) | (norm == 0)
+        same = np.array([other == keys for other in self._keys[start:count]], dtype=bool)
+        cosines[empty] = 0.0
+        cosines[same] = 1.0
+        similar = cosines > self.threshold
+        # spaCy sums the product in the vectors' float32: its value lies within this of the float64 cosine.
+        margin = (len(vector) + 8) * 2.0 ** -21
+        close = np.flatnonzero(~empty & ~same & (np.abs(cosines - self.threshold) <= margin)).tolist()
+        if close:
+            words = list(self._index)
+            for position in close:
+                similar[position] = self(word, words[start + position])
+        return similar
+
 
 # --------------------------------------------------------------------------- the scorer
+
 
 
 class AmberScorer(CaptionScorer):
@@ -489,8 +589,9 @@ class AmberScorer(CaptionScorer):
         files = self.files()
         return cached(("amber-data", *(str(path.resolve()) for path in files.values())), lambda: AmberData.load(files))
 
-    def counts(self, predictions: Sequence[str], images: Sequence[Any] | None, show_progress: bool | None = None) -> list[AmberCounts]:
-        """Each description's :class:`AmberCounts`."""
+    def counts(self, predictions: Sequence[str], images: Sequence[Any] | None, *, batch_size: int | None = None,
+               show_progress: bool | None = None) -> list[AmberCounts]:
+        """Each description's :class:`AmberCounts` (``batch_size`` descriptions tagged together, default 1024)."""
         if images is None:
             raise ValueError("AMBER needs each description's AMBER image: pass images=[id, ...] (12, 'AMBER_12', "
                              "'AMBER_12.jpg' or a path), one per prediction")
@@ -502,11 +603,14 @@ class AmberScorer(CaptionScorer):
                 entries.append(data.entry(image_id))
             except KeyError as error:
                 raise ValueError(f"images[{index}]: {error.args[0]}") from None
-        return [match_objects(vocabulary_objects(self.nouns(text), data.vocabulary), entry, data, self.similarity)
-                for text, entry in progress(zip(predictions, entries), total=len(predictions), desc="AMBER", show=show_progress)]
+        size = batch_size or TEXTS_PER_BATCH
+        nouns = [found for start in progress(range(0, len(predictions), size), desc="AMBER", show=show_progress)
+                 for found in self.nouns(predictions[start:start + size])]
+        return [match_objects(vocabulary_objects(found, data.vocabulary), entry, data, self.similarity.first_similar)
+                for found, entry in zip(nouns, entries)]
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        counts = self.counts(predictions, images, show_progress)
+        counts = self.counts(predictions, images, batch_size=batch_size, show_progress=show_progress)
         rows = [caption_values(c) for c in counts]
         statistics = [c.statistics() for c in counts]
         return Scores({name: [row[name] for row in rows] for name in COLUMNS},

@@ -3,13 +3,14 @@ the objects, attributes and relations two captions mention, matched exactly, by 
 
 As ``capture-metric`` 0.1.13 computes it (``CAPTURE().compute_score(gts, preds)``), for each text:
 
-1. sentences by NLTK's ``sent_tokenize``; each parsed by the FACTUAL scene-graph parser
+1. sentences by NLTK's ``sent_tokenize`` (:mod:`capeval.text.english`); each parsed by the FACTUAL scene-graph parser
    (:mod:`capeval.text.scene_graph`);
 2. elements (:func:`merge_graphs`): every entity head lemmatized as a noun (WordNet, :mod:`capeval.text.wordnet`)
    is an object; its attributes, lemmatized as adjectives, are attribute words (those containing ``" of"`` dropped);
    relations are (subject head, relation, object head) with both heads lemmatized, the relation as written;
 3. filtering (:func:`keep_mentioned`): an object, an attribute's object, a relation's subject and object must be a
-   noun of the text (NLTK ``word_tokenize`` + ``pos_tag``, tags ``NN*``, lemmatized) or made of such nouns; objects in
+   noun of the text (NLTK ``word_tokenize`` + ``pos_tag`` of every text together, tags ``NN*``, lemmatized) or made of
+   such nouns; objects in
    CAPTURE's 317 stop words (``"background"``, ``"image"``, ``"red"``, ...) are dropped, attributes and relations
    are not checked against them.
 
@@ -45,9 +46,10 @@ import numpy as np
 from ..declaration import Opt
 from ..inputs import bool_option, device_option, number_option, path_option
 from ..models import local_config, model_id, resolve_device
+from ..text.english import pos_tag_texts, sent_tokenize
 from ..text.scene_graph import RELEASES, SceneGraph, SceneGraphParser, graph_from_text
 from ..text.stopwords import stopwords
-from ..text.wordnet import ADJECTIVE, NOUN, WordNetUnavailableError, lemma_names, lemmatize, wordnet_source
+from ..text.wordnet import ADJECTIVE, NOUN, wordnet
 from .options import Device
 from .protocol import CaptionScorer, Scores
 
@@ -60,10 +62,6 @@ MEASURES = ("precision", "recall", "f1")
 COLUMNS = ("capture", *(f"capture_{kind}_{measure}" for kind in KINDS for measure in MEASURES))
 #: Phrases per encoder batch.
 ENCODER_BATCH_SIZE = 256
-
-
-class NltkDataUnavailableError(LookupError):
-    """NLTK's sentence splitter (punkt) or part-of-speech tagger data is not installed."""
 
 
 Relation = tuple[str, str, str]
@@ -221,20 +219,6 @@ def capture_value(f1: Sequence[float], alpha: float, beta: float, gamma: float) 
 
 # ------------------------------------------------------------------------------------------------ NLTK's text analysis
 
-def split_sentences(text: str) -> list[str]:
-    """NLTK's ``sent_tokenize`` (English punkt), as the package splits a caption before parsing it."""
-    import nltk
-
-    return nltk.sent_tokenize(text)
-
-
-def tag_words(text: str) -> list[tuple[str, str]]:
-    """NLTK's ``pos_tag(word_tokenize(text))`` (the averaged perceptron tagger)."""
-    import nltk
-
-    return nltk.pos_tag(nltk.word_tokenize(text))
-
-
 def text_nouns(tagged: Sequence[tuple[str, str]], lemmatizer: Callable[[str, str], str]) -> frozenset[str]:
     """The lemmas of the words tagged as nouns (``NN``, ``NNS``, ``NNP``, ``NNPS``).
 
@@ -242,46 +226,6 @@ def text_nouns(tagged: Sequence[tuple[str, str]], lemmatizer: Callable[[str, str
     ['Dog', 'park']
     """
     return frozenset(lemmatizer(word, NOUN) for word, tag in tagged if tag.startswith("NN"))
-
-
-def _nltk_resources() -> tuple[str, str]:
-    """The names of the punkt and tagger data this NLTK reads (NLTK 3.9 moved both to pickle-free formats)."""
-    import nltk
-
-    version = tuple(int(part) for part in nltk.__version__.split(".")[:2])
-    return ("punkt_tab", "averaged_perceptron_tagger_eng") if version >= (3, 9) else ("punkt", "averaged_perceptron_tagger")
-
-
-def require_language_data() -> None:
-    """Make sure NLTK's punkt and tagger data and WordNet are here: download NLTK's missing ones unless offline, else
-    raise an error that says how to install them."""
-    from ..settings import offline
-
-    missing = _missing_language_data()
-    if missing and not offline():
-        import nltk
-
-        for name in missing:
-            nltk.download(name, quiet=True)
-        missing = _missing_language_data()
-    if missing:
-        raise NltkDataUnavailableError(
-            f"CAPTURE needs NLTK's {', '.join(missing)} data (sentence splitter, part-of-speech tagger, WordNet): run "
-            f"`python -m nltk.downloader {' '.join(missing)}` (WordNet can also come from Debian's wordnet-base package)")
-
-
-def _missing_language_data() -> list[str]:
-    missing = []
-    for name, probe in zip(_nltk_resources(), (lambda: split_sentences("A dog. A cat."), lambda: tag_words("a dog"))):
-        try:
-            probe()
-        except LookupError:
-            missing.append(name)
-    try:
-        wordnet_source()
-    except WordNetUnavailableError:
-        missing.append("wordnet")
-    return missing
 
 
 # ----------------------------------------------------------------------------------------------------- phrase encoder
@@ -387,14 +331,15 @@ class CaptureScorer(CaptionScorer):
     @staticmethod
     def analyze(texts: Sequence[str]) -> tuple[list[list[str]], list[frozenset[str]]]:
         """Per text: its sentences and its nouns (lemmatized)."""
-        require_language_data()
-        return [split_sentences(text) for text in texts], [text_nouns(tag_words(text), lemmatize) for text in texts]
+        lemmatize = wordnet().lemmatize
+        return [sent_tokenize(text) for text in texts], [text_nouns(tagged, lemmatize) for tagged in pos_tag_texts(texts)]
 
     def elements(self, texts: Sequence[str], *, batch_size: int | None = None, show_progress: bool | None = None) -> list[Elements]:
         """Per text: the elements CAPTURE compares (steps 1 to 3)."""
         sentences, nouns = self.analyze(texts)
         parser = SceneGraphParser(self.parser_model, release=self.factual_version, device=self.device)
         graphs = parser.parse(sentences, batch_size=batch_size, show_progress=show_progress)
+        lemmatize = wordnet().lemmatize
         return [keep_mentioned(merge_graphs([graph_from_text(g) for g in text_graphs], lemmatize), text_nouns_, self.stop_words)
                 for text_graphs, text_nouns_ in zip(graphs, nouns)]
 
@@ -405,7 +350,7 @@ class CaptureScorer(CaptionScorer):
 
     def match_pair(self, candidate: Elements, reference: Elements) -> list[_KindPair]:
         """Objects, attribute words and relations of one (candidate, reference) pair, matched exactly and by synonyms."""
-        words = functools.partial(synonymous, lemmas=lemma_names)
+        words = functools.partial(synonymous, lemmas=wordnet().lemma_names)
         return [self._match_kind(candidate.objects, reference.objects, words),
                 self._match_kind(candidate.attribute_words(), reference.attribute_words(), words),
                 self._match_kind(candidate.relations, reference.relations, lambda a, b: all(map(words, a, b)))]

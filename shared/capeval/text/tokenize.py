@@ -14,8 +14,9 @@ from functools import lru_cache
 # Captions made only of these characters never trigger a rule of NLTK's word tokenizer
 # (every rule needs punctuation, a quote or one of the contractions below), so they split on whitespace.
 _PLAIN = re.compile(r"[A-Za-z0-9 \t\n]*")
-# The whole-word contractions NLTK splits even without punctuation ("cannot" → "can not", "gonna" → "gon na", ...).
-_SPLIT_CONTRACTIONS = re.compile(r"(?i)cannot|gimme|gonna|gotta|lemme|wanna")
+# The whole-word contractions NLTK splits even without punctuation ("cannot" → "can not", "gonna" → "gon na", ...). The
+# lookahead on their first letters (the same letters under the same case folding) lets the search skip the others.
+_SPLIT_CONTRACTIONS = re.compile(r"(?i)(?=[cglw])(?:cannot|gimme|gonna|gotta|lemme|wanna)")
 # Plain text with commas and at most one period, at its end: of NLTK's rules only its comma rules and its final-period
 # rule can fire there (the contractions above aside).
 _COMMAS_AND_FINAL_PERIOD = re.compile(r"[A-Za-z0-9 \t\n,]*\.?[ \t\n]*")
@@ -74,8 +75,9 @@ def word_tokenize(text: str) -> list[str]:
             body = text.rstrip()
             period = body.endswith(".")
             body = body[:-1] if period else body
-            for rule, replacement in _COMMA_RULES:
-                body = rule.sub(replacement, body)
+            if "," in body:
+                for rule, replacement in _COMMA_RULES:
+                    body = rule.sub(replacement, body)
             return body.split() + (["."] if period else [])
     from nltk.tokenize import word_tokenize as nltk_word_tokenize
 

@@ -56,8 +56,8 @@ def fixture_tags(monkeypatch):
     items = responses()
     tagged = {r["response"]: [(word, tag) for word, tag, _ in r["tagged"]] for r in items}
     lemmas = {word: lemma for r in items for word, _, lemma in r["tagged"] if lemma is not None}
-    monkeypatch.setattr(NounExtractor, "tag", lambda self, text: tagged[text])
-    monkeypatch.setattr(NounExtractor, "lemmatize", lambda self, word: lemmas[word])
+    monkeypatch.setattr(NounExtractor, "tagged", lambda self, texts: [tagged[text] for text in texts])
+    monkeypatch.setattr(NounExtractor, "lemmatizer", lambda self: lemmas.__getitem__)
 
 
 @pytest.fixture

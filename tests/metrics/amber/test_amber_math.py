@@ -6,8 +6,8 @@ import math
 import pytest
 
 from capeval.scoring.amber import (COUNTERS, INITIAL_COUNTS, AmberCounts, AmberData, AmberDataError, ObjectList,
-                                   SpacySimilarity, amber_id, caption_values, corpus_values, match_objects, nouns_of,
-                                   read_initial_counts, read_safe_words, vocabulary_objects)
+                                   SpacySimilarity, amber_id, caption_values, corpus_values, first_similar_by, match_objects,
+                                   nouns_of, read_initial_counts, read_safe_words, vocabulary_objects)
 
 ASSOCIATION = {"dog": ["puppy"], "cat": ["kitten"], "sofa": ["couch", "cushion"], "forest": ["tree", "bush"],
                "tree": ["bush", "leaf"], "chair": ["seat"], "table": ["desk"], "person": ["man", "people"],
@@ -32,7 +32,7 @@ def similar_pairs(*pairs):
 
 def match(objects, truth, hallu, similar=None, safe=("light",)):
     amber = data(truth, hallu, safe)
-    return match_objects(objects, amber.entry(1), amber, similar or similar_pairs())
+    return match_objects(objects, amber.entry(1), amber, first_similar_by(similar or similar_pairs()))
 
 
 def test_safe_words_are_the_lines_without_their_newline():

@@ -9,6 +9,7 @@ import warnings
 import pytest
 
 from fixtures.amber import ASSETS, DATA_DIR, SMALL_SPACY, fixture_scorer, responses
+from fixtures.english import requires_wordnet
 from capeval.scoring.amber import COUNTERS, INITIAL_COUNTS, AmberData, NounExtractor, corpus_values, data_files
 
 RELEASED = json.loads((ASSETS / "released_outputs_sm.json").read_text(encoding="utf-8"))
@@ -79,14 +80,14 @@ def test_the_similarity_is_spacys_with_en_core_web_lg():
     assert_spacy_similarity("en_core_web_lg")
 
 
-@pytest.mark.slow
-def test_the_fixture_lemmas_are_wordnets(wordnet):
-    extractor = NounExtractor()
+@requires_wordnet
+def test_the_fixture_lemmas_are_wordnets():
+    lemmatize = NounExtractor().lemmatizer()
     for item in responses():
         for word, tag, lemma in item["tagged"]:
             if tag.startswith("NN"):
-                assert extractor.lemmatize(word) == lemma, word
-    assert [extractor.lemmatize(w) for w in ("Dogs", "men", "leaves", "people")] == ["Dogs", "men", "leaf", "people"]
+                assert lemmatize(word) == lemma, word
+    assert [lemmatize(w) for w in ("Dogs", "men", "leaves", "people")] == ["Dogs", "men", "leaf", "people"]
 
 
 def nltk_tagger_data() -> bool:
@@ -94,28 +95,34 @@ def nltk_tagger_data() -> bool:
 
     try:
         nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
-        nltk.data.find("tokenizers/punkt_tab/english/")
     except LookupError:
         return False
     return True
 
 
-@pytest.mark.skipif(not nltk_tagger_data(), reason="NLTK's tagger and punkt data are not installed "
-                                                   "(python -m nltk.downloader averaged_perceptron_tagger_eng punkt_tab)")
+@pytest.mark.skipif(not nltk_tagger_data(), reason="NLTK's tagger weights are not installed "
+                                                   "(python -m nltk.downloader averaged_perceptron_tagger_eng)")
 def test_the_tagging_is_nltks_word_tokenize_and_pos_tag():
     import nltk
 
-    extractor = NounExtractor()
-    for item in responses():
-        assert extractor.tag(item["response"]) == nltk.pos_tag(nltk.word_tokenize(item["response"]))
+    texts = [item["response"] for item in responses()]
+    assert NounExtractor().tagged(texts) == [nltk.pos_tag(nltk.word_tokenize(text)) for text in texts]
 
 
-@pytest.mark.skipif(nltk_tagger_data(), reason="NLTK's tagger data is installed here")
-def test_without_nltks_data_the_error_says_what_to_download():
+def test_without_the_taggers_weights_the_error_says_what_to_download(monkeypatch):
+    import nltk.data
+
+    from capeval import models
     from capeval.models import ModelUnavailableError
 
-    with pytest.raises(ModelUnavailableError, match="python -m nltk.downloader punkt_tab averaged_perceptron_tagger_eng wordnet"):
-        NounExtractor()("A dog sleeps on a sofa.")
+    monkeypatch.setattr(models, "_CACHE", {})  # nothing loaded yet
+    find = nltk.data.find
+    monkeypatch.setattr(nltk.data, "find", lambda name, *args, **kwargs: (_ for _ in ()).throw(LookupError(name))
+                        if name.startswith("taggers/") else find(name, *args, **kwargs))
+    monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: pytest.fail("downloaded while scoring"))
+    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run python -m nltk.downloader "
+                                                    "averaged_perceptron_tagger_eng"):
+        NounExtractor()(["A dog sleeps on a sofa."])
 
 
 def test_with_word_vectors_the_similarity_is_spacys_whole_pipeline(small_spacy, tmp_path):

@@ -47,6 +47,6 @@ def simple_tags(text: str) -> list[tuple[str, str]]:
 def recorded_language(monkeypatch, golden):
     """NLTK's sentences and tags of the golden run for its texts, the simple stand-ins for any other text."""
     sentences, tags = golden["0.5"]["sentences"], golden["0.5"]["tags"]
-    monkeypatch.setattr(capture, "split_sentences", lambda text: sentences[text] if text in sentences else simple_sentences(text))
-    monkeypatch.setattr(capture, "tag_words", lambda text: [tuple(t) for t in tags[text]] if text in tags else simple_tags(text))
-    monkeypatch.setattr(capture, "require_language_data", lambda: None)
+    monkeypatch.setattr(capture, "sent_tokenize", lambda text: sentences[text] if text in sentences else simple_sentences(text))
+    monkeypatch.setattr(capture, "pos_tag_texts", lambda texts: [[tuple(t) for t in tags[text]] if text in tags else simple_tags(text)
+                                                                 for text in texts])

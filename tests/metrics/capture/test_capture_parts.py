@@ -10,7 +10,7 @@ from capeval.scoring.capture import (EPS, Elements, capture_value, greedy_match,
 from capeval.text.scene_graph import clean_graph_text, graph_from_text, graph_text_from_decoded, input_limits, space_out_symbols
 from capeval.text.stopwords import stopwords
 
-from fixtures.capture import requires_wordnet
+from fixtures.english import requires_wordnet
 
 
 def as_package_graph(graph) -> dict:
@@ -119,8 +119,9 @@ def test_synonym_test_by_hand():
 @requires_wordnet
 @pytest.mark.parametrize("version", ["0.5", "0.7"])
 def test_synonyms_and_lemmas_equal_the_packages(golden, version):
-    from capeval.text.wordnet import lemma_names, lemmatize
+    from capeval.text.wordnet import wordnet
 
+    lemma_names, lemmatize = wordnet().lemma_names, wordnet().lemmatize
     for pair, score in golden[version]["synonym_scores"].items():
         first, second = pair.split("|")
         assert synonymous(first, second, lemma_names) == (score > 0), pair

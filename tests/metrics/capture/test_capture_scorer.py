@@ -3,15 +3,18 @@ missing language data, the module's output, and where WordNet is read from."""
 
 import json
 import shutil
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import capeval
+from capeval.models import ModelUnavailableError
 from capeval.scoring import capture
-from capeval.scoring.capture import CaptureScorer, NltkDataUnavailableError
+from capeval.scoring.capture import CaptureScorer
 from capeval.text import wordnet
 
-from fixtures.capture import requires_wordnet
+from fixtures.english import requires_wordnet
 
 SAMPLES = [("The image shows a red car, a white truck and other automobiles running on a city road. Pedestrians are walking "
             "on the side. Tall buildings can be seen under a clear blue sky.",
@@ -137,42 +140,28 @@ def test_references_are_required():
         capeval.load("capture").compute(predictions=["a dog"], references=None)
 
 
-def test_missing_language_data_offline_names_the_downloads(monkeypatch):
-    import nltk
+@pytest.mark.parametrize("offline", [True, False])
+def test_missing_language_data_is_never_downloaded_and_the_error_says_what_to_run(monkeypatch, offline):
+    import nltk.data
 
-    monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
-    monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: pytest.fail("downloaded while offline"))
+    from capeval import models
 
-    def no_data(text):
-        raise LookupError("Resource punkt_tab not found")
-
-    monkeypatch.setattr(capture, "split_sentences", no_data)
-    monkeypatch.setattr(capture, "tag_words", no_data)
-    monkeypatch.setattr(capture, "wordnet_source", lambda: (_ for _ in ()).throw(wordnet.WordNetUnavailableError("none")))
-    punkt, tagger = capture._nltk_resources()
-    with pytest.raises(NltkDataUnavailableError, match=f"python -m nltk.downloader {punkt} {tagger} wordnet"):
+    monkeypatch.setenv("CAPEVAL_OFFLINE", "1" if offline else "0")
+    monkeypatch.setattr("capeval.settings.offline", lambda: offline)
+    monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: pytest.fail("downloaded while scoring"))
+    monkeypatch.setattr(models, "_CACHE", {})  # nothing loaded yet
+    find = nltk.data.find
+    monkeypatch.setattr(nltk.data, "find", lambda name, *args, **kwargs: (_ for _ in ()).throw(LookupError(name))
+                        if name.startswith(("taggers/", "corpora/wordnet")) else find(name, *args, **kwargs))
+    monkeypatch.setattr(wordnet, "DEBIAN_FOLDER", Path("/no/wordnet/here"))
+    monkeypatch.delenv("CAPEVAL_WORDNET", raising=False)
+    with pytest.raises(ModelUnavailableError, match="WordNet 3.0 is not installed: run python -m nltk.downloader wordnet, or "
+                                                    "apt-get install wordnet-base"):
         CaptureScorer().score(["a dog"], [["a dog runs"]])
-
-
-def test_missing_language_data_is_downloaded_when_allowed(monkeypatch):
-    import nltk
-
-    monkeypatch.setattr("capeval.settings.offline", lambda: False)
-    downloaded = []
-    missing = [["punkt_tab", "wordnet"], []]
-    monkeypatch.setattr(capture, "_missing_language_data", lambda: missing.pop(0))
-    monkeypatch.setattr(nltk, "download", lambda name, quiet: downloaded.append((name, quiet)))
-    capture.require_language_data()
-    assert downloaded == [("punkt_tab", True), ("wordnet", True)]
-
-
-def test_nltk_resource_names_follow_the_version(monkeypatch):
-    import nltk
-
-    monkeypatch.setattr(nltk, "__version__", "3.8.1")
-    assert capture._nltk_resources() == ("punkt", "averaged_perceptron_tagger")
-    monkeypatch.setattr(nltk, "__version__", "3.9.4")
-    assert capture._nltk_resources() == ("punkt_tab", "averaged_perceptron_tagger_eng")
+    monkeypatch.setattr(capture, "wordnet", lambda: SimpleNamespace(lemmatize=lambda word, pos: word))
+    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run python -m nltk.downloader "
+                                                    "averaged_perceptron_tagger_eng"):
+        CaptureScorer().score(["a dog"], [["a dog runs"]])
 
 
 @requires_wordnet

@@ -23,7 +23,7 @@ def recorded_nltk(monkeypatch, released):
 
     tags, lemmas = released["opera_tags"], released["opera_lemmas"]
     monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [tags[" ".join(tokens)] for tokens in sentences])
-    monkeypatch.setattr(chair, "wordnet_lemmatizer", lambda: SimpleNamespace(lemmatize=lambda word, pos: lemmas[f"{word} {pos}"]))
+    monkeypatch.setattr(chair, "wordnet", lambda: SimpleNamespace(lemmatize=lambda word, pos: lemmas[f"{word} {pos}"]))
     return tags
 
 
@@ -32,10 +32,10 @@ def recorded_tags(monkeypatch, released):
     """Only the recorded POS tags: WordNet is the one installed here (skipped without it)."""
     import capeval.scoring.chair as chair
     from capeval.models import ModelUnavailableError
-    from capeval.text.english import wordnet_lemmatizer
+    from capeval.text.wordnet import wordnet
 
     try:
-        wordnet_lemmatizer()
+        wordnet()
     except ModelUnavailableError as error:
         pytest.skip(str(error))
     tags = released["opera_tags"]

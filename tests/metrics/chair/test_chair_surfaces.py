@@ -4,6 +4,7 @@ clear error for each bad input."""
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -213,7 +214,7 @@ def test_missing_nltk_data_names_what_to_install(monkeypatch, missing, message):
 
     import nltk.data
     from capeval import models
-    from capeval.text import english
+    from capeval.text import wordnet
 
     monkeypatch.setattr(models, "_CACHE", {})  # nothing loaded yet
     real_find, real_import = nltk.data.find, builtins.__import__
@@ -230,7 +231,7 @@ def test_missing_nltk_data_names_what_to_install(monkeypatch, missing, message):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(nltk.data, "find", find)
-    monkeypatch.setattr(english, "DEBIAN_WORDNET", "/no/wordnet/here")
+    monkeypatch.setattr(wordnet, "DEBIAN_FOLDER", Path("/no/wordnet/here"))
     if missing == "punkt":
         monkeypatch.setattr(builtins, "__import__", without_punkt_package)
     if missing == "wordnet":

@@ -11,8 +11,9 @@ from capeval.scoring import chair
 from capeval.scoring.chair import (COCO_SYNONYMS, DOUBLE_WORDS, OBJECT_OF_WORD, caption_lemmas, caption_statistics, chair_values,
                                    drop_toilet_seats, given_objects, image_key, merge_double_words, object_mentions, words_of_lemmas,
                                    wordnet_pos)
-from capeval.text.english import WordNetLemmatizer, morphy, word_tokenize, wordnet_lemmatizer
+from capeval.text.english import word_tokenize
 from capeval.text.inflect import singularize
+from capeval.text.wordnet import WordNet, morphy, wordnet
 
 from fixtures.chair import ANNOTATIONS, ASSETS
 
@@ -40,10 +41,10 @@ def test_singularize_quirks(word, singular):
     assert singularize(word) == singular
 
 
-def lemmatizer_from(files: dict[str, str]) -> WordNetLemmatizer:
+def lemmatizer_from(files: dict[str, str]) -> WordNet:
     names = {f"index.{pos}": "" for pos in ("noun", "verb", "adj", "adv")} | {f"{pos}.exc": "" for pos in ("noun", "verb", "adj", "adv")}
     names.update(files)
-    return WordNetLemmatizer(lambda name: names[name].splitlines())
+    return WordNet(lambda name: names[name].splitlines(), load_reader=lambda: None)
 
 
 def test_morphy_on_a_tiny_wordnet():
@@ -69,7 +70,7 @@ def test_morphy_on_a_tiny_wordnet():
 @pytest.fixture(scope="module")
 def installed_wordnet():
     try:
-        return wordnet_lemmatizer()
+        return wordnet()
     except ModelUnavailableError as error:
         pytest.skip(str(error))
 
