@@ -26,10 +26,9 @@ The function words, the nonbreaking prefixes and the synonym data are read from 
 the file beside it (``data/paraphrase-en.gz``), at first use (:func:`load_resources`); the paraphrase table is kept
 in a compact numpy form in capeval's cache directory, keyed by the jar's digest (built once, in about a minute).
 
->>> resources = load_resources()  # doctest: +SKIP
->>> corpus, scores, statistics = meteor(["a dog runs on the grass"], [["a dog running on grass", "the dog runs"]])  # doctest: +SKIP
->>> scores  # doctest: +SKIP
-[0.4398732861414338]
+>>> corpus, scores, statistics = meteor(["a dog runs on the grass"], [["a dog running on grass", "the dog runs"]])
+>>> scores, statistics[0][:4]
+([0.4398732861414338], (6.0, 5.0, 3.0, 2.0))
 """
 
 from __future__ import annotations
@@ -46,12 +45,14 @@ import tempfile
 import threading
 import zipfile
 from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..settings import cache_dir
+from ..text.call_cache import collection_paused
 
 #: The English "ranking" task's parameters: α (precision against recall), β and γ (shape and weight of the
 #: fragmentation penalty) and δ (content against function words).
@@ -135,6 +136,7 @@ _APOSTROPHES = ((re.compile(f"([^{_ALPHA}])'([^{_ALPHA}])"), r"\1 ' \2"),
                 (re.compile(f"([{_ALPHA}])'([{_ALPHA}])"), r"\1 '\2"),
                 (re.compile("([0-9])'(s)"), r"\1 '\2"))
 _LETTER = re.compile(f"[{_ALPHA}]")
+_PLAIN = re.compile("[a-z0-9 ]*")
 _WHITE = re.compile("[ \u2000-\u200a\u202f\u205f\u3000\u00a0]+")
 #: Nonbreaking prefix kinds: always, or only before a number.
 ANY_PREFIX, NUMERIC_PREFIX = 1, 2
@@ -144,11 +146,13 @@ def normalize(line: str, prefixes: dict[str, int]) -> str:
     """``line`` as the jar's ``-norm`` leaves it: punctuation split off (Moses' rules with the jar's additions), then
     lowercased. ``prefixes``: the nonbreaking prefixes (:func:`read_prefixes`), words whose final dot stays.
 
-    >>> normalize("The U.S.-based firm's \\u201cbest\\u201d  cafe--ever...", {"Mr": ANY_PREFIX})
-    'the us based firm \\'s " best " cafe - ever ...'
+    >>> normalize("The U.S.-based \u201cbest\u201d  cafe--ever...", {"Mr": ANY_PREFIX})
+    'the us based " best " cafe ever ...'
     >>> normalize("Mr. Smith paid 1,000.50 dollars.", {"Mr": ANY_PREFIX})
     'mr. smith paid 1,000.50 dollars .'
     """
+    if _PLAIN.fullmatch(line):  # lowercase words, digits and spaces: nothing to split or drop
+        return " ".join(line.split())
     line = _SEPARATE_OTHER.sub(r" \1 ", f" {line} ")
     line = _MULTI_DOT.sub(r" DOTMULTI\1", line)
     while "DOTMULTI." in line:
@@ -492,8 +496,11 @@ class ParaphraseTable:
             starts = np.flatnonzero(known)
             if not len(starts):
                 break
-            rank = np.minimum(np.searchsorted(self.hashes, hashes[starts]), len(self.hashes) - 1)
-            hit = self.hashes[rank] == hashes[starts]
+            # Sentences share many n-grams: look each distinct hash up once, in order.
+            distinct, inverse = np.unique(hashes[starts], return_inverse=True)
+            rank = np.minimum(np.searchsorted(self.hashes, distinct), len(self.hashes) - 1)
+            hit = (self.hashes[rank] == distinct)[inverse]
+            rank = rank[inverse]
             starts, rank = starts[hit], rank[hit]
             words = np.asarray(self.words[rank])
             same = np.all(words[:, length:] == self.padding, axis=1)
@@ -615,20 +622,20 @@ def paraphrase_cache(jar: Path) -> Path:
 class Sentence:
     """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare."""
 
-    __slots__ = ("words", "keys", "stems", "synsets", "function", "positions", "stem_positions")
+    __slots__ = ("words", "keys", "stems", "synsets", "function", "positions", "stem_positions", "all_synsets")
 
     def __init__(self, text: str, resources: MeteorResources):
         self.words = java_tokens(text)
-        infos = [resources.word(word) for word in self.words]
-        self.keys = tuple(info[0] for info in infos)
-        self.stems = tuple(info[1] for info in infos)
-        self.synsets = tuple(info[2] for info in infos)
-        self.function = tuple(info[3] for info in infos)
+        word = resources.word
+        infos = [word(w) for w in self.words]
+        self.keys, self.stems, self.synsets, self.function = (tuple(column) for column in zip(*infos)) if infos else ((),) * 4
         self.positions: dict[int, list[int]] = {}
         self.stem_positions: dict[int, list[int]] = {}
         for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
             self.positions.setdefault(key, []).append(i)
             self.stem_positions.setdefault(stem, []).append(i)
+        #: Every synset of the sentence's words, to skip a word of the other line that shares none.
+        self.all_synsets = frozenset().union(*self.synsets)
 
 
 #: A match: where it starts in the reference and how many words it covers there, the same in the candidate, and the
@@ -643,38 +650,50 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
     keys1, keys2 = candidate.keys, reference.keys
     matches: list[list[Match]] = [[] for _ in keys2]
     cover1, cover2 = [0] * len(keys1), [0] * len(keys2)
-
-    def add(match: Match) -> None:
+    positions = candidate.positions
+    for j, key in enumerate(keys2):
+        for i in positions.get(key, ()):
+            matches[j].append((j, 1, i, 1, EXACT))
+            cover1[i] += 1
+            cover2[j] += 1
+    if keys1 == keys2:
+        return matches, cover1, cover2
+    positions = candidate.stem_positions
+    for j, stem in enumerate(reference.stems):
+        for i in positions.get(stem, ()):
+            if keys1[i] != keys2[j]:
+                matches[j].append((j, 1, i, 1, STEM))
+                cover1[i] += 1
+                cover2[j] += 1
+    everywhere = candidate.all_synsets
+    for j, synsets in enumerate(reference.synsets):
+        if not synsets.isdisjoint(everywhere):
+            for i, others in enumerate(candidate.synsets):
+                if keys1[i] != keys2[j] and not synsets.isdisjoint(others):
+                    matches[j].append((j, 1, i, 1, SYNONYM))
+                    cover1[i] += 1
+                    cover2[j] += 1
+    for match in paraphrases:
         start, length, match_start, match_length, _ = match
         matches[start].append(match)
         for j in range(start, start + length):
             cover2[j] += 1
         for i in range(match_start, match_start + match_length):
             cover1[i] += 1
-
-    for j, key in enumerate(keys2):
-        for i in candidate.positions.get(key, ()):
-            add((j, 1, i, 1, EXACT))
-    if keys1 != keys2:
-        for j, stem in enumerate(reference.stems):
-            for i in candidate.stem_positions.get(stem, ()):
-                if keys1[i] != keys2[j]:
-                    add((j, 1, i, 1, STEM))
-        for j, synsets in enumerate(reference.synsets):
-            if synsets:
-                for i, others in enumerate(candidate.synsets):
-                    if keys1[i] != keys2[j] and not synsets.isdisjoint(others):
-                        add((j, 1, i, 1, SYNONYM))
-        for match in paraphrases:
-            add(match)
     return matches, cover1, cover2
 
 
-def _weight(match: Match) -> int:
-    """What a match adds to a path's rank: the words it covers on both sides, halved and rounded down (per side)
-    unless exact: the jar adds weighted counts to integers."""
+# A path of the search ranks by one integer: fewer weighted matched words first, then fewer chunks, then a shorter
+# distance (each field far wider than it can grow for sentences of the lengths METEOR takes).
+_CHUNK, _WEIGHT = 1 << 40, 1 << 80
+_RANK = itemgetter(0)
+
+
+def _rank_weight(match: Match) -> int:
+    """What choosing a match does to a path's rank: the words it covers on both sides count, halved and rounded
+    down (per side) unless exact, since the jar adds weighted counts to integers."""
     _, length, _, match_length, stage = match
-    return length + match_length if stage == EXACT else length // 2 + match_length // 2
+    return -_WEIGHT * (length + match_length if stage == EXACT else length // 2 + match_length // 2)
 
 
 def _span(start: int, length: int) -> int:
@@ -686,6 +705,7 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     covers, then the beam search over the rest, left to right along the reference."""
     fixed: dict[int, Match] = {}
     used1 = used2 = 0
+    searched = 0
     for options in matches:
         if len(options) == 1:
             match = options[0]
@@ -695,66 +715,60 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
                 fixed[start] = match
                 used1 |= _span(match_start, match_length)
                 used2 |= _span(start, length)
-    if all(len(options) == 0 or options[0][0] in fixed for options in matches):
+                continue
+        searched += len(options)
+    if not searched:
         return list(fixed.values())
-    # A path: [-rank weight, chunks, distance, next reference word, end of the last match in the candidate
-    # (-1: none open), candidate words used, reference words used, matches chosen (linked)].
-    paths = [[0, 0, 0, 0, -1, used1, used2, None]]
-    choices = [[(match, _span(match[2], match[3]), _span(match[0], match[1]), _weight(match)) for match in options]
-               for options in matches]
+    # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
+    # candidate words used, reference words used, matches chosen (linked)].
+    paths = [[0, 0, -1, used1, used2, None]]
+    choices = [[(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match), abs(match[0] - match[2]),
+                 match[0] + match[1], match[2] + match[3]) for match in options] for options in matches]
     size = len(matches)
-    for current in range(size + 1):
-        paths.sort(key=_RANK)
+    for current in range(size):
+        if len(paths) > 1:
+            paths.sort(key=_RANK)
+            del paths[BEAM_SIZE:]
         following = []
-        for path in paths[:BEAM_SIZE]:
-            if current == size:
-                if path[4] != -1:
-                    path[1] += 1
-                following.append(path)
-            elif path[6] >> current & 1:  # inside a match
-                if current < path[3]:
+        bit = 1 << current
+        for path in paths:
+            if path[4] & bit:  # inside a match
+                if current < path[1]:
                     following.append(path)
-                elif path[3] in fixed:  # a fixed match starts here
-                    match = fixed[path[3]]
-                    start, length, match_start, match_length, _ = match
-                    path[0] -= _weight(match)
-                    if path[4] != -1 and match_start != path[4]:
-                        path[1] += 1
-                    path[3], path[4] = start + length, match_start + match_length
-                    path[2] += abs(start - match_start)
+                elif path[1] in fixed:  # a fixed match starts here
+                    start, length, match_start, match_length, _ = match = fixed[path[1]]
+                    path[0] += _rank_weight(match) + abs(start - match_start)
+                    if path[2] != -1 and match_start != path[2]:
+                        path[0] += _CHUNK
+                    path[1], path[2] = start + length, match_start + match_length
                     following.append(path)
-            else:
-                for match, span1, span2, weight in choices[current]:
-                    if path[5] & span1 or path[6] & span2:
-                        continue
-                    start, length, match_start, match_length, _ = match
-                    chosen = path.copy()
-                    chosen[0] -= weight
-                    if chosen[4] != -1 and match_start != chosen[4]:
-                        chosen[1] += 1
-                    chosen[3], chosen[4] = start + length, match_start + match_length
-                    chosen[5] |= span1
-                    chosen[6] |= span2
-                    chosen[7] = (match, path[7])
-                    # The jar adds the distance to the path the choice was made from, not to the choice.
-                    path[2] += abs(start - match_start)
-                    following.append(chosen)
-                if path[4] != -1:  # skip this word: an open chunk ends
-                    path[1] += 1
-                    path[4] = -1
-                path[3] += 1
-                following.append(path)
+                continue
+            for match, span1, span2, weight, distance, end2, end1 in choices[current]:
+                if path[3] & span1 or path[4] & span2:
+                    continue
+                rank = path[0] + weight
+                if path[2] != -1 and match[2] != path[2]:
+                    rank += _CHUNK
+                following.append([rank, end2, end1, path[3] | span1, path[4] | span2, (match, path[5])])
+                # The jar adds the distance to the path the choice was made from, not to the choice.
+                path[0] += distance
+            if path[2] != -1:  # skip this word: an open chunk ends
+                path[0] += _CHUNK
+                path[2] = -1
+            path[1] += 1
+            following.append(path)
         paths = following or paths[:1]
     paths.sort(key=_RANK)
-    best, link = list(fixed.values()), paths[0][7]
+    del paths[BEAM_SIZE:]
+    for path in paths:  # the end of the reference closes the open chunk
+        if path[2] != -1:
+            path[0] += _CHUNK
+    best = min(paths, key=_RANK)
+    alignment, link = list(fixed.values()), best[5]
     while link is not None:
-        best.append(link[0])
+        alignment.append(link[0])
         link = link[1]
-    return best
-
-
-def _RANK(path: list) -> tuple[int, int, int]:
-    return path[0], path[1], path[2]
+    return alignment
 
 
 def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Sequence[Match]) -> tuple[float, ...]:
@@ -893,8 +907,8 @@ def aggregate(statistics: Iterable[Sequence[float]]) -> float:
     """The corpus METEOR of candidates' statistics: their sum (a candidate that equals its reference adds no chunk)
     scored as one, as the jar's ``EVAL`` line computes it.
 
-    >>> aggregate([[6, 5, 3, 2, 2, 2, 2, 2, 1, 1] + [0] * 10 + [2, 5, 5], [2, 2, 1, 1, 1, 1, 1, 1] + [0] * 12 + [1, 2, 2]])
-    0.5385061552285562
+    >>> aggregate([[6, 5, 3, 2, 2, 2, 2, 2, 1, 1] + [0] * 10 + [2, 5, 5], [7, 5, 3, 3, 2, 2, 3, 3] + [0] * 12 + [3, 5, 5]])
+    0.4266123347277777
     """
     total = [0.0] * STATISTICS
     for row in statistics:
@@ -911,6 +925,11 @@ def meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     """METEOR 1.5 of each candidate against its references (``-l en -norm``), as pycocoevalcap's jar computes it:
     the corpus score, one score per candidate and each candidate's statistics (those of its first best reference;
     :func:`aggregate` turns any collection of them into the corpus score)."""
+    if len(candidates) != len(references):
+        raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference lists")
+    for i, refs in enumerate(references):
+        if not refs:
+            raise ValueError(f"references[{i}] is empty: METEOR needs a reference for every candidate")
     resources = resources or load_resources()
     normalized: dict[str, int] = {}
     texts: list[str] = []
@@ -927,10 +946,12 @@ def meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     # Sentences equal once normalized share one Sentence.
     distinct: dict[str, int] = {}
     same = [distinct.setdefault(text, len(distinct)) for text in texts]
-    sentences = [Sentence(text, resources) for text in distinct]
+    with collection_paused():
+        sentences = [Sentence(text, resources) for text in distinct]
     pairs = list(dict.fromkeys((same[c], same[r]) for c, refs in zip(candidate_rows, reference_rows) for r in refs))
     paraphrases = paraphrase_matches(resources.paraphrases, sentences, pairs)
-    aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
+    with collection_paused():
+        aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
     scores, statistics = [], []
     for c, refs in zip(candidate_rows, reference_rows):
         best, best_score = None, -1.0
