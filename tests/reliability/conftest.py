@@ -24,18 +24,18 @@ def meteor_process():
         pytest.skip("needs a Java runtime (apt-get install default-jre-headless)")
     from capeval.scoring.coco import MeteorScorer
 
-    process = MeteorScorer().jar()
+    process = MeteorScorer(engine="jar").jar()
     yield process
     process.close()
 
 
 @pytest.fixture
 def meteor_scorer(meteor_process):
-    """``meteor_scorer(**options)``: a METEOR scorer on the session's JVM."""
+    """``meteor_scorer(**options)``: a METEOR scorer with ``engine="jar"`` on the session's JVM."""
     from capeval.scoring.coco import MeteorScorer
 
     def build(**options):
-        scorer = MeteorScorer(**options)
+        scorer = MeteorScorer(**{"engine": "jar", **options})
         scorer._jar = meteor_process
         return scorer
 

@@ -722,28 +722,44 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
     # candidate words used, reference words used, matches chosen (linked)].
     paths = [[0, 0, -1, used1, used2, None]]
-    choices = [[(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match), abs(match[0] - match[2]),
-                 match[0] + match[1], match[2] + match[3]) for match in options] for options in matches]
-    size = len(matches)
-    for current in range(size):
-        if len(paths) > 1:
+    choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
+                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3])
+                                          for match in options] for start, options in enumerate(matches)]
+    unsorted = False
+    for current, options in enumerate(choices):
+        if unsorted:
             paths.sort(key=_RANK)
             del paths[BEAM_SIZE:]
-        following = []
-        bit = 1 << current
-        for path in paths:
-            if path[4] & bit:  # inside a match
-                if current < path[1]:
-                    following.append(path)
-                elif path[1] in fixed:  # a fixed match starts here
-                    start, length, match_start, match_length, _ = match = fixed[path[1]]
+        if not options:
+            # Nothing to choose here (a fixed match starts, or none): every path keeps its place in the list, so it
+            # is updated where it is, and the list needs sorting again only if a rank changed. A path still inside a
+            # match is the only one whose next word lies ahead.
+            unsorted = False
+            match = fixed.get(current)
+            for path in paths:
+                if path[1] > current:
+                    continue
+                if match is not None:
+                    start, length, match_start, match_length, _ = match
                     path[0] += _rank_weight(match) + abs(start - match_start)
                     if path[2] != -1 and match_start != path[2]:
                         path[0] += _CHUNK
                     path[1], path[2] = start + length, match_start + match_length
-                    following.append(path)
+                    unsorted = True
+                else:  # skip the word: an open chunk ends
+                    if path[2] != -1:
+                        path[0] += _CHUNK
+                        path[2] = -1
+                        unsorted = True
+                    path[1] += 1
+            continue
+        following = []
+        bit = 1 << current
+        for path in paths:
+            if path[4] & bit:  # inside a match
+                following.append(path)
                 continue
-            for match, span1, span2, weight, distance, end2, end1 in choices[current]:
+            for match, span1, span2, weight, distance, end2, end1 in options:
                 if path[3] & span1 or path[4] & span2:
                     continue
                 rank = path[0] + weight
@@ -752,12 +768,12 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
                 following.append([rank, end2, end1, path[3] | span1, path[4] | span2, (match, path[5])])
                 # The jar adds the distance to the path the choice was made from, not to the choice.
                 path[0] += distance
-            if path[2] != -1:  # skip this word: an open chunk ends
+            if path[2] != -1:  # skip the word: an open chunk ends
                 path[0] += _CHUNK
                 path[2] = -1
             path[1] += 1
             following.append(path)
-        paths = following or paths[:1]
+        paths, unsorted = following, True
     paths.sort(key=_RANK)
     del paths[BEAM_SIZE:]
     for path in paths:  # the end of the reference closes the open chunk
