@@ -1,15 +1,18 @@
 """The pure-Python METEOR equals pycocoevalcap's jar: on the jar's stored answers for all 20,000 COCO Karpathy-test
 candidates and the 5,822 of Flickr8k-Expert (tests/assets/meteor_jar_outputs.parquet, written by
-scripts/build_meteor_jar_outputs.py), and on the live jar where Java is installed."""
+scripts/build_meteor_jar_outputs.py), and on the live jar where Java is installed (whole sentences, and the jar's
+normalizer and stemmer on large inputs)."""
 
 import json
 import random
+import re
+import subprocess
 
 import pyarrow.parquet as pq
 import pytest
 
-from capeval.scoring.meteor import meteor
-from capeval.scoring.meteor_jar import meteor_inputs
+from capeval.scoring.meteor import english_stem, meteor, normalize
+from capeval.scoring.meteor_jar import meteor_inputs, meteor_line
 from capeval.text.ptb import tokenize_corpus
 
 from .conftest import ASSETS, NEEDS_JAVA
@@ -103,3 +106,38 @@ def test_a_sample_of_the_karpathy_split_equals_the_live_jar(resources, jar_proce
     corpus, scores, statistics = meteor(candidates, references, resources)
     assert [list(row) for row in statistics] == jar_statistics
     assert scores == jar_scores and corpus == jar_corpus
+
+
+def jar_class_output(main_class: str, arguments: list[str], lines: list[str]) -> list[str]:
+    """What a class of the jar prints for ``lines`` given one a line on its standard input."""
+    from capeval.scoring.meteor import pycocoevalcap_jar
+
+    answer = subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", str(pycocoevalcap_jar()), main_class, *arguments],
+                            input="\n".join(lines) + "\n", capture_output=True, text=True, encoding="utf-8", check=True)
+    return answer.stdout.split("\n")[:len(lines)]
+
+
+@NEEDS_JAVA
+@pytest.mark.slow
+def test_stemmer_equals_the_jars_on_its_vocabularies(resources):
+    """Every word of the synonym dictionary and of the paraphrase table, and random words of stemmer letters."""
+    words = {part for entry in resources.synonyms._raw for part in entry.split("_")} | set(resources.paraphrases.vocabulary)
+    rng = random.Random(0)
+    words |= {"".join(rng.choice("aeiouybcdlmnrstgY'") for _ in range(rng.randint(1, 9))) for _ in range(20_000)}
+    # The jar's Stemmer class leaves numbers alone and reads whitespace-separated words.
+    words = sorted(w for w in words if w and w.strip() == w and " " not in w and not re.fullmatch(r"[0-9,.\-]+", w))
+    jar = jar_class_output("Stemmer", ["en"], words)
+    assert len(words) > 125_000
+    assert [(w, j) for w, j in zip(words, jar) if english_stem(w) != j] == []
+
+
+@NEEDS_JAVA
+@pytest.mark.slow
+def test_normalizer_equals_the_jars_on_every_caption(resources):
+    """Every caption capeval ships or was evaluated on (the PTB test corpus) and random tricky text."""
+    texts = pq.read_table(ASSETS / "ptb_jar_outputs.parquet", columns=["text"]).column("text").to_pylist()
+    texts += odd_sentences(20_000, 2)
+    texts = [line for line in map(meteor_line, texts) if line]
+    jar = jar_class_output("edu.cmu.meteor.util.Normalizer", ["en", "true"], texts)
+    assert len(texts) > 160_000
+    assert [(t, j) for t, j in zip(texts, jar) if normalize(t, resources.prefixes) != j.lower()] == []
