@@ -549,16 +549,16 @@ class MeteorResources:
     def __init__(self, function_words: frozenset[str], prefixes: dict[str, int], synonyms: SynonymDictionary,
                  paraphrases: ParaphraseTable):
         self.function_words, self.prefixes, self.synonyms, self.paraphrases = function_words, prefixes, synonyms, paraphrases
-        self._words: dict[str, tuple[int, int, frozenset[int], bool]] = {}
-        self._lock = threading.Lock()
+        #: What :meth:`word` computed, by word.
+        self.words: dict[str, tuple[int, int, frozenset[int], bool]] = {}
 
     def word(self, word: str) -> tuple[int, int, frozenset[int], bool]:
         """``word``'s hash code, its stem's hash code, its synsets and whether it is a function word."""
-        info = self._words.get(word)
+        info = self.words.get(word)
         if info is None:
             info = (java_hash(word), java_hash(english_stem(word)), self.synonyms.synsets(word),
                     word.lower() in self.function_words)
-            self._words[word] = info
+            self.words[word] = info
         return info
 
 
@@ -620,22 +620,28 @@ def paraphrase_cache(jar: Path) -> Path:
 # --- alignment -----------------------------------------------------------------------------------------------
 
 class Sentence:
-    """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare."""
+    """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare; as the
+    candidate of a pair, also where each word and stem is (:meth:`candidate_index`, made on first use)."""
 
-    __slots__ = ("words", "keys", "stems", "synsets", "function", "positions", "stem_positions", "all_synsets")
+    __slots__ = ("words", "keys", "stems", "synsets", "function", "_candidate_index")
 
     def __init__(self, text: str, resources: MeteorResources):
         self.words = java_tokens(text)
-        word = resources.word
-        infos = [word(w) for w in self.words]
+        known, word = resources.words.get, resources.word
+        infos = [known(w) or word(w) for w in self.words]
         self.keys, self.stems, self.synsets, self.function = (tuple(column) for column in zip(*infos)) if infos else ((),) * 4
-        self.positions: dict[int, list[int]] = {}
-        self.stem_positions: dict[int, list[int]] = {}
-        for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
-            self.positions.setdefault(key, []).append(i)
-            self.stem_positions.setdefault(stem, []).append(i)
-        #: Every synset of the sentence's words, to skip a word of the other line that shares none.
-        self.all_synsets = frozenset().union(*self.synsets)
+        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]] | None = None
+
+    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]]:
+        """The positions of each word (by hash code) and of each stem, and every synset of the sentence's words."""
+        if self._candidate_index is None:
+            positions: dict[int, list[int]] = {}
+            stem_positions: dict[int, list[int]] = {}
+            for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
+                positions.setdefault(key, []).append(i)
+                stem_positions.setdefault(stem, []).append(i)
+            self._candidate_index = positions, stem_positions, frozenset().union(*self.synsets)
+        return self._candidate_index
 
 
 #: A match: where it starts in the reference and how many words it covers there, the same in the candidate, and the
@@ -650,7 +656,7 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
     keys1, keys2 = candidate.keys, reference.keys
     matches: list[list[Match]] = [[] for _ in keys2]
     cover1, cover2 = [0] * len(keys1), [0] * len(keys2)
-    positions = candidate.positions
+    positions, stem_positions, everywhere = candidate.candidate_index()
     for j, key in enumerate(keys2):
         for i in positions.get(key, ()):
             matches[j].append((j, 1, i, 1, EXACT))
@@ -658,14 +664,12 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
             cover2[j] += 1
     if keys1 == keys2:
         return matches, cover1, cover2
-    positions = candidate.stem_positions
     for j, stem in enumerate(reference.stems):
-        for i in positions.get(stem, ()):
+        for i in stem_positions.get(stem, ()):
             if keys1[i] != keys2[j]:
                 matches[j].append((j, 1, i, 1, STEM))
                 cover1[i] += 1
                 cover2[j] += 1
-    everywhere = candidate.all_synsets
     for j, synsets in enumerate(reference.synsets):
         if not synsets.isdisjoint(everywhere):
             for i, others in enumerate(candidate.synsets):
@@ -722,8 +726,9 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
     # candidate words used, reference words used, matches chosen (linked)].
     paths = [[0, 0, -1, used1, used2, None]]
+    # Per reference word, what choosing each match there does to a path.
     choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
-                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3])
+                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3], match[2])
                                           for match in options] for start, options in enumerate(matches)]
     unsorted = False
     for current, options in enumerate(choices):
@@ -746,32 +751,29 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
                         path[0] += _CHUNK
                     path[1], path[2] = start + length, match_start + match_length
                     unsorted = True
-                else:  # skip the word: an open chunk ends
-                    if path[2] != -1:
-                        path[0] += _CHUNK
-                        path[2] = -1
-                        unsorted = True
-                    path[1] += 1
+                elif path[2] != -1:  # skip the word: an open chunk ends
+                    path[0] += _CHUNK
+                    path[1], path[2] = current + 1, -1
+                    unsorted = True
+                else:
+                    path[1] = current + 1
             continue
         following = []
         bit = 1 << current
         for path in paths:
-            if path[4] & bit:  # inside a match
+            rank, _, last, used1, used2, chosen = path
+            if used2 & bit:  # inside a match
                 following.append(path)
                 continue
-            for match, span1, span2, weight, distance, end2, end1 in options:
-                if path[3] & span1 or path[4] & span2:
+            for match, span1, span2, weight, distance, end2, end1, match_start in options:
+                if used1 & span1 or used2 & span2:
                     continue
-                rank = path[0] + weight
-                if path[2] != -1 and match[2] != path[2]:
-                    rank += _CHUNK
-                following.append([rank, end2, end1, path[3] | span1, path[4] | span2, (match, path[5])])
+                following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end2,
+                                  end1, used1 | span1, used2 | span2, (match, chosen)])
                 # The jar adds the distance to the path the choice was made from, not to the choice.
-                path[0] += distance
-            if path[2] != -1:  # skip the word: an open chunk ends
-                path[0] += _CHUNK
-                path[2] = -1
-            path[1] += 1
+                rank += distance
+            # skip the word: an open chunk ends
+            path[0], path[1], path[2] = rank + _CHUNK if last != -1 else rank, current + 1, -1
             following.append(path)
         paths, unsorted = following, True
     paths.sort(key=_RANK)
@@ -833,6 +835,8 @@ def paraphrase_matches(table: ParaphraseTable, sentences: Sequence[Sentence], pa
     sentence, position, length, phrase = table.find([s.words for s in sentences])
     if not len(phrase) or not len(pairs):
         return found
+    order = np.argsort(sentence, kind="stable")
+    sentence, position, length, phrase = sentence[order], position[order], length[order], phrase[order]
     size = len(table.hashes)
     # The occurrences grouped by (sentence, phrase), positions ascending within a group.
     key = sentence * size + phrase
@@ -840,21 +844,25 @@ def paraphrase_matches(table: ParaphraseTable, sentences: Sequence[Sentence], pa
     key, group_position, group_length = key[order], position[order], length[order]
     first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     group_key, group_end = key[first], np.r_[first[1:], len(key)]
-    # Every (occurrence, paraphrase listed for its phrase), sorted by sentence.
+    # Every (occurrence, paraphrase listed for its phrase), by sentence.
     listed = table.starts[phrase + 1] - table.starts[phrase]
     occurrence = np.repeat(np.arange(len(phrase)), listed)
     entry = table.starts[phrase][occurrence] + _ranks(listed)
-    by_sentence = np.argsort(sentence[occurrence], kind="stable")
-    occurrence, entry = occurrence[by_sentence], entry[by_sentence]
     paraphrase = np.asarray(table.paraphrases[entry], np.int64)
-    sentence_start = np.searchsorted(sentence[occurrence], np.arange(len(sentences) + 1))
     candidates, references = (np.array(side, np.int64) for side in zip(*pairs))
     for source, target, from_reference in ((references, candidates, True), (candidates, references, False)):
-        # Each pair's (phrase occurrence in the source, listed paraphrase) rows ...
+        # The rows whose paraphrase occurs in a sentence of the target side at all, by source sentence ...
+        is_target = np.zeros(len(sentences), bool)
+        is_target[target] = True
+        in_target = np.zeros(size, bool)
+        in_target[phrase[is_target[sentence]]] = True
+        kept = np.flatnonzero(in_target[paraphrase])
+        sentence_start = np.searchsorted(sentence[occurrence[kept]], np.arange(len(sentences) + 1))
+        # ... for each pair, those of its source sentence ...
         per_pair = sentence_start[source + 1] - sentence_start[source]
         pair = np.repeat(np.arange(len(pairs)), per_pair)
-        row = np.repeat(sentence_start[source], per_pair) + _ranks(per_pair)
-        # ... whose paraphrase occurs in the target sentence ...
+        row = kept[np.repeat(sentence_start[source], per_pair) + _ranks(per_pair)]
+        # ... whose paraphrase occurs in its target sentence ...
         probe = target[pair] * size + paraphrase[row]
         group = np.minimum(np.searchsorted(group_key, probe), len(group_key) - 1)
         hit = group_key[group] == probe
@@ -897,21 +905,20 @@ def score_from_statistics(statistics: Sequence[float]) -> float:
     s = statistics
     candidate_length = DELTA * (s[0] - s[2]) + (1.0 - DELTA) * s[2]
     reference_length = DELTA * (s[1] - s[3]) + (1.0 - DELTA) * s[3]
-    candidate_matches = reference_matches = 0.0
-    for stage, weight in enumerate(MODULE_WEIGHTS):
-        candidate_matches += s[4 + 4 * stage] * weight * DELTA
-    for stage, weight in enumerate(MODULE_WEIGHTS):
-        reference_matches += s[5 + 4 * stage] * weight * DELTA
-    for stage, weight in enumerate(MODULE_WEIGHTS):
-        candidate_matches += s[6 + 4 * stage] * weight * (1.0 - DELTA)
-    for stage, weight in enumerate(MODULE_WEIGHTS):
-        reference_matches += s[7 + 4 * stage] * weight * (1.0 - DELTA)
+    # Content words of each stage, then function words, added in the jar's order.
+    exact, stem, synonym, paraphrase = MODULE_WEIGHTS
+    function = 1.0 - DELTA
+    candidate_matches = (s[4] * exact * DELTA + s[8] * stem * DELTA + s[12] * synonym * DELTA + s[16] * paraphrase * DELTA
+                         + s[6] * exact * function + s[10] * stem * function + s[14] * synonym * function
+                         + s[18] * paraphrase * function)
+    reference_matches = (s[5] * exact * DELTA + s[9] * stem * DELTA + s[13] * synonym * DELTA + s[17] * paraphrase * DELTA
+                         + s[7] * exact * function + s[11] * stem * function + s[15] * synonym * function
+                         + s[19] * paraphrase * function)
     precision = _divide(candidate_matches, candidate_length)
     recall = _divide(reference_matches, reference_length)
     f_mean = _divide(1.0, _divide(1.0 - ALPHA, precision) + _divide(ALPHA, recall))
-    candidate_total = sum(s[4 + 4 * stage] + s[6 + 4 * stage] for stage in range(4))
-    reference_total = sum(s[5 + 4 * stage] + s[7 + 4 * stage] for stage in range(4))
-    if candidate_total == s[0] and reference_total == s[1] and s[CHUNKS] == 1:
+    if s[CHUNKS] == 1 and s[4] + s[6] + s[8] + s[10] + s[12] + s[14] + s[16] + s[18] == s[0] and \
+            s[5] + s[7] + s[9] + s[11] + s[13] + s[15] + s[17] + s[19] == s[1]:
         fragmentation = 0.0  # the candidate is the reference
     else:
         fragmentation = _divide(s[CHUNKS], (s[21] + s[22]) / 2)
@@ -947,6 +954,13 @@ def meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
         if not refs:
             raise ValueError(f"references[{i}] is empty: METEOR needs a reference for every candidate")
     resources = resources or load_resources()
+    # The call makes many small containers and frees none until it ends: the cyclic collector would walk them all.
+    with collection_paused():
+        return _meteor(candidates, references, resources)
+
+
+def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
+            resources: MeteorResources) -> tuple[float, list[float], list[tuple[float, ...]]]:
     normalized: dict[str, int] = {}
     texts: list[str] = []
 
@@ -962,12 +976,10 @@ def meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     # Sentences equal once normalized share one Sentence.
     distinct: dict[str, int] = {}
     same = [distinct.setdefault(text, len(distinct)) for text in texts]
-    with collection_paused():
-        sentences = [Sentence(text, resources) for text in distinct]
+    sentences = [Sentence(text, resources) for text in distinct]
     pairs = list(dict.fromkeys((same[c], same[r]) for c, refs in zip(candidate_rows, reference_rows) for r in refs))
     paraphrases = paraphrase_matches(resources.paraphrases, sentences, pairs)
-    with collection_paused():
-        aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
+    aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
     scores, statistics = [], []
     for c, refs in zip(candidate_rows, reference_rows):
         best, best_score = None, -1.0

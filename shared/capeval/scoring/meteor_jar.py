@@ -50,6 +50,8 @@ def meteor_line(text: str) -> str:
     >>> meteor_line("a dog\\nruns ||| fast\\u200b\\x00 ")
     'a dog runs fast'
     """
+    if text.isascii() and text.isprintable():  # letters, digits, punctuation and spaces only
+        return " ".join(text.replace("|||", " ").split())
     kept = []
     for char in text:
         category = unicodedata.category(char)
