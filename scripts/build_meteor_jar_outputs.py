@@ -21,7 +21,9 @@ It also writes ``tests/assets/meteor_jar_units.json``: the jar's answers for han
 part each, for the fast tests: ``normalize`` (its ``Normalizer`` class, then Java's lowercasing, on
 :data:`NORMALIZER_CASES`), ``stem`` (its ``Stemmer`` class on :data:`STEMMER_CASES`) and ``pairs`` (the ``SCORE``
 statistics and the ``EVAL`` score of :data:`PAIR_CASES`: repeated words that leave the beam search many paths,
-stems, synonyms, paraphrases, words Java's hash codes cannot tell apart, empty and identical sentences).
+stems, synonyms, paraphrases, words Java's hash codes cannot tell apart, empty and identical sentences, references
+that tie) and ``scores`` (the ``EVAL`` answers for 200 seeded random statistics, :func:`statistics_cases`, and
+their aggregate).
 
     python scripts/build_meteor_jar_outputs.py [--units-only]    # needs Java and pycocoevalcap; ~10 minutes
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 from pathlib import Path
 
@@ -70,6 +73,8 @@ STEMMER_CASES = [
     "\U0001F600\U0001F600s", "apologies", "spied", "oed", "eed", "proceed", "bed", "ringing", "hying", "playing",
     "sayings", "theories", "abyss", "buses", "mess", "gases", "sixes", "ogi", "geology", "blogi", "ably", "bli", "anli",
     "fully", "tonli", "gentlest", "notional", "ational", "icate", "youth", "yay", "Yay", "sYy",
+    "happily", "mabeed", "dekeedly", "agreedly", "abolition", "motion", "fashion", "champion", "rebel", "compell",
+    "fulfill",
 ]
 # Nonsense words (no synonyms, stems of their own, in no paraphrase) leave the search only exact and stem matches.
 PAIR_CASES = [
@@ -83,6 +88,22 @@ PAIR_CASES = [
     ("zork zorking", ["zorks"]),  # two stem matches for one word: neither counts in the ranking, both are skipped
     ("zork", ["zorks"]),  # one stem match, alone: fixed
     ("qa qa", ["qa"]),
+    # more partial alignments than the beam keeps: its width decides these
+    ("zorks qb zorks qb zorked qb zork zork qb zorks qa qa zork zork zorks qb zork qa zorked qa",
+     ["zorks zorked zork zorked zorked qa zork zorks zorks zorks zorked qa zorked zork zorked zorks qb zorks zork qa qa"]),
+    ("zork qb zork zorked zorked zork qb zork zork qb qa zorked zorks",
+     ["zork qb qb qb zorks zorks qa qa qb zorks qa zork qb zork zorks zorks"]),
+    # paths' distances and chunks decide these
+    ("qb zork zork qb dog man the bench man", ["sofa person dog zorked qc zorks the sofa dogs"]),
+    ("sitting zork man sitting", ["zorked a qb zorks dogs person"]),
+    ("a man of man", ["on bench qc person of zork qc bench the"]),
+    ("qc zork on qb of sitting qb zorks", ["qb dog of the qb zork qc park zork qb couch"]),
+    # two references with the same score and different statistics: the first counts
+    ("a farmers market fulled of fresh fruits and vegetables",
+     ["many trays with green yellow and red apples and a scale",
+      "a fruit stand on the side of the street with vehicles going by"]),
+    ("a close up of a fire hydrant with a skyscraper in the background",
+     ["a gray fire hydrant with a yellow top", "a fire hydrant is on the sidewalk in the city"]),
     ("the qa of the qb of the qc", ["of the qc the qb of qa"]),
     ("w\u044f qa", ["x\u0430 qa", "qa qb"]),
     ("a man sits on a couch", ["a person sitting on a sofa", "a guy on the couch"]),
@@ -129,6 +150,31 @@ def jar_outputs(meteor, candidates: list[str], references: list[list[str]]) -> t
     return statistics, [float(score) for score in scores], float(corpus)
 
 
+def statistics_cases(count: int = 200) -> list[list[float]]:
+    """Seeded random statistics (any numbers the ``EVAL`` line takes): lengths, function words, matches of every
+    stage on either side, chunks; one in four a candidate that matches its reference whole (one chunk, every word
+    matched), some of them off by one."""
+    rng = random.Random(0)
+    cases = []
+    for case in range(count):
+        lengths = [rng.randint(0, 14), rng.randint(0, 14)]
+        function = [rng.randint(0, n) for n in lengths]
+        stages = [rng.randint(0, 3) for _ in range(16)]
+        if case % 4 == 0:  # all matched in one chunk: the stages' counts add up to the lengths
+            stages = [0] * 16
+            for side in range(2):
+                for word in range(lengths[side]):
+                    stages[4 * rng.randrange(4) + side + (2 if word < function[side] else 0)] += 1
+            if case % 8 == 0:
+                lengths[rng.randrange(2)] += 1
+            chunks = 1
+        else:
+            chunks = rng.randint(0, 6)
+        matched = [sum(stages[side::2][k] for k in range(8)) for side in range(2)]
+        cases.append([float(v) for v in (*lengths, *function, *stages, chunks, *matched)])
+    return cases
+
+
 def java_lines(main_class: str, arguments: list[str], lines: list[str]) -> list[str]:
     """What a class of the jar prints for ``lines`` given one a line on its standard input."""
     from capeval.scoring.meteor import pycocoevalcap_jar
@@ -146,7 +192,14 @@ def unit_outputs(meteor) -> dict:
     stems = java_lines("Stemmer", ["en"], STEMMER_CASES)
     candidates, references = [c for c, _ in PAIR_CASES], [refs for _, refs in PAIR_CASES]
     statistics, scores, corpus = jar_outputs(meteor, candidates, references)
+    cases = statistics_cases()
+    with meteor.lock:  # the EVAL line: each case's score, then the aggregate of all
+        meteor.meteor_p.stdin.write((" ||| ".join(("EVAL", *(" ".join(map(repr, row)) for row in cases))) + "\n").encode())
+        meteor.meteor_p.stdin.flush()
+        answers = [float(meteor.meteor_p.stdout.readline().strip()) for _ in range(len(cases) + 1)]
     return {"normalize": [list(pair) for pair in zip(NORMALIZER_CASES, normalized)],
+            "scores": [{"statistics": row, "score": score} for row, score in zip(cases, answers)],
+            "scores_corpus": answers[-1],
             "stem": [list(pair) for pair in zip(STEMMER_CASES, stems)],
             "pairs": [{"candidate": c, "references": refs, "statistics": row, "score": score}
                       for c, refs, row, score in zip(candidates, references, statistics, scores)],

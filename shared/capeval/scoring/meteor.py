@@ -313,10 +313,10 @@ def _steps(word: str, r1: int, r2: int) -> str:
             start = len(word) - len(suffix)
             if start >= r1:
                 if suffix == "ogi":
-                    if word[start - 1:start] == "l":
+                    if word[start - 1] == "l":
                         word = word[:start] + replacement
                 elif suffix == "li":
-                    if word[start - 1:start] in _VALID_LI and start > 0:
+                    if word[start - 1] in _VALID_LI:  # R1 starts at the third letter at the earliest
                         word = word[:start]
                 else:
                     word = word[:start] + replacement
@@ -332,7 +332,7 @@ def _steps(word: str, r1: int, r2: int) -> str:
     suffix = _longest_suffix(word, _STEP_4)
     if suffix:
         start = len(word) - len(suffix)
-        if start >= r2 and (suffix != "ion" or word[start - 1:start] in ("s", "t") and start > 0):
+        if start >= r2 and (suffix != "ion" or word[start - 1] in "st"):
             word = word[:start]
     # Step 5
     if word.endswith("e"):
@@ -341,7 +341,7 @@ def _steps(word: str, r1: int, r2: int) -> str:
             word = word[:start]
     elif word.endswith("l"):
         start = len(word) - 1
-        if start >= r2 and word[start - 1:start] == "l" and start > 0:
+        if start >= r2 and word[start - 1] == "l":
             word = word[:start]
     return word
 
@@ -377,25 +377,26 @@ class SynonymDictionary:
         raw = self._raw.get(word)
         return frozenset(int(number) for number in java_tokens(raw)) if raw is not None else frozenset()
 
-    def _base(self, word: str) -> str:
-        """The base form WordNet's rules give ``word`` (the first rule leading to a known word), ``""`` if none;
-        ``word`` itself when it ends in "ss" or is at most two letters."""
-        if word.endswith("ss") or utf16_length(word) <= 2:
-            return word
+    def _base(self, word: str) -> str | None:
+        """The base form WordNet's suffix rules give ``word``: the first rule that leads to a known word."""
         for suffix, ending in _MORPHOLOGY:
             if word.endswith(suffix):
                 base = word[:len(word) - len(suffix)] + ending
                 if base in self._raw:
                     return base
-        return ""
+        return None
 
     def synsets(self, word: str) -> frozenset[int]:
-        """The synsets of ``word`` and of its base forms (irregular forms first, else WordNet's suffix rules)."""
-        bases = self._bases.get(word)
+        """The synsets of ``word`` and of its base forms: its irregular forms' bases if it has some, else the base
+        WordNet's suffix rules give (none for words ending in "ss" or of at most two letters)."""
         found = self._own(word)
+        bases = self._bases.get(word)
         if bases is not None:
             return found.union(*(self._own(base) for base in bases))
-        return found | self._own(self._base(word))
+        if word.endswith("ss") or utf16_length(word) <= 2:
+            return found
+        base = self._base(word)
+        return found if base is None else found | self._own(base)
 
 
 def utf16_length(text: str) -> int:
@@ -725,7 +726,7 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
         return list(fixed.values())
     # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
     # candidate words used, reference words used, matches chosen (linked)].
-    paths = [[0, 0, -1, used1, used2, None]]
+    paths: list[list] = [[0, 0, -1, used1, used2, None]]
     # Per reference word, what choosing each match there does to a path.
     choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
                                            abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3], match[2])
@@ -982,8 +983,10 @@ def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
     scores, statistics = [], []
     for c, refs in zip(candidate_rows, reference_rows):
-        best, best_score = None, -1.0
-        for r in refs:
+        # The first reference with the highest score.
+        best = aligned[same[c], same[refs[0]]]
+        best_score = score_from_statistics(best)
+        for r in refs[1:]:
             candidate_statistics = aligned[same[c], same[r]]
             candidate_score = score_from_statistics(candidate_statistics)
             if candidate_score > best_score:

@@ -22,6 +22,7 @@ def test_java_primitives():
     # "a" and U+1F600 (two UTF-16 units, D83D DE00)
     assert [hex(ord(c)) for c in M.as_utf16("a\U0001F600")] == ["0x61", "0xd83d", "0xde00"]
     assert M.as_utf16("abc") == "abc" and M.utf16_length("\U0001F600\U00010000x") == 5
+    assert M.as_utf16("\uffff\U0001F600") == "\uffff\ud83d\ude00" and M.utf16_length("\uffff") == 1
     # String.hashCode: s[0]*31^(n-1) + ... + s[n-1], 32 bits (Java's int, here unsigned)
     assert M.java_hash("") == 0 and M.java_hash("a") == 97 and M.java_hash("dog") == 99644
     assert M.java_hash("hello world") == 1794106052 and M.java_hash("polygenelubricants") == (-2147483648) % 2**32
@@ -72,6 +73,9 @@ def test_synonym_dictionary_rules():
     assert dictionary.synsets("ss") == frozenset() and dictionary.synsets("zebra") == frozenset()
     both = M.SynonymDictionary("cars\n13\ncar\n1\n", "")
     assert both.synsets("cars") == {1, 13}  # its own synsets and its base's
+    # no rules for two-letter words and words ending in "ss": "as" is not "a", "glass" not "glas"
+    short = M.SynonymDictionary("a\n1\nas\n2\nglas\n3\nglass\n4\nbu\n5\n", "")
+    assert short.synsets("as") == {2} and short.synsets("glass") == {4} and short.synsets("bus") == {5}
 
 
 def test_synonyms_from_the_jar(resources):
@@ -110,6 +114,26 @@ def test_toy_table_is_built_as_the_jar_reads_it(toy_table):
     listed = toy_table.paraphrases[toy_table.starts[qa_qb]:toy_table.starts[qa_qb + 1]].tolist()
     assert listed == [words[(toy_table.vocabulary["qc"],)], words[(toy_table.vocabulary["qd"],)]]
     assert toy_table.find([["zz"]])[0].tolist() == []
+    assert toy_table.word_ids(["qb", "zz", "qa"]).tolist() == [toy_table.vocabulary["qb"], -1, toy_table.vocabulary["qa"]]
+
+
+@pytest.mark.parametrize("phrases, words", [
+    (["qa qb", "qc", "qd qe qf"], [["qa", "qb"], ["qc"], ["qd", "qe", "qf"]]),  # single spaces: split at once
+    (["qa\tqb", "qc"], [["qa", "qb"], ["qc"]]),
+    ([" qa", "qc"], [["qa"], ["qc"]]),
+    (["qa ", "qc"], [["qa"], ["qc"]]),
+    (["qa", " qc"], [["qa"], ["qc"]]),
+    (["qa", "qc "], [["qa"], ["qc"]]),
+    (["qa  qb", "qc"], [["qa", "qb"], ["qc"]]),
+    (["qa", "", "qc"], [["qa"], [], ["qc"]]),
+    (["qa\fqb\rqc"], [["qa", "qb", "qc"]]),
+    (["qa\u00a0qb"], [["qa\u00a0qb"]]),  # Java's tokenizer does not split at a no-break space
+])
+def test_table_phrases_split_as_java_splits_them(phrases, words):
+    vocabulary = {"qa": 0}
+    padded = M._padded_ids(phrases, vocabulary)
+    assert [[next(w for w, i in vocabulary.items() if i == id_) for id_ in row if id_ >= 0] for row in padded.tolist()] == words
+    assert padded.shape == (len(phrases), max(map(len, words)))
 
 
 def test_paraphrase_matches_in_the_jars_order(toy_table, resources):
@@ -177,6 +201,11 @@ def test_stage_matches_lists_every_stage_in_order(resources):
     ([[], [(1, 1, 0, 1, EXACT), (1, 1, 1, 1, EXACT)]], [1, 1], [0, 2], [(1, 1, 0, 1, EXACT)]),
     # a three-word paraphrase of one word ranks 3 // 2 + 1 // 2 = 1, an exact one-word match 2
     ([[(0, 3, 0, 1, PARAPHRASE), (0, 1, 1, 1, EXACT)], [], []], [1, 1], [2, 1, 1], [(0, 1, 1, 1, EXACT)]),
+    # a two-word paraphrase also covers the next reference word, whose one match is then searched, not fixed: the
+    # exact match there (rank weight 2) wins over the paraphrase (rank weight 2 // 2 + 1 // 2 = 1)
+    ([[(0, 2, 0, 1, PARAPHRASE)], [(1, 1, 1, 1, EXACT)]], [1, 1], [1, 2], [(1, 1, 1, 1, EXACT)]),
+    # before a fixed match, skipping a word whose stem matches lie elsewhere keeps one chunk
+    ([[(0, 1, 2, 1, STEM), (0, 1, 3, 1, STEM)], [(1, 1, 1, 1, EXACT)]], [0, 1, 1, 1], [2, 1], [(1, 1, 1, 1, EXACT)]),
     # fewer chunks win among equal weights: 0->0, 1->1 is one chunk, 0->1, 1->0 two
     ([[(0, 1, 0, 1, EXACT), (0, 1, 1, 1, EXACT)], [(1, 1, 0, 1, EXACT), (1, 1, 1, 1, EXACT)]], [2, 2], [2, 2],
      [(0, 1, 0, 1, EXACT), (1, 1, 1, 1, EXACT)]),
@@ -218,6 +247,13 @@ def test_scores_from_statistics():
     assert M.score_from_statistics([1, 1, 0, 0, 1, 1, 0, 0] + [0] * 12 + [12, 1, 1]) > 0  # 1 - 0.6 * 12 ** 0.2 > 0
     assert M._divide(1.0, 0.0) == math.inf and math.isnan(M._divide(0.0, 0.0)) and M._divide(-2.0, 0.0) == -math.inf
     assert math.isnan(M._divide(math.nan, 0.0)) and M._divide(3.0, 2.0) == 1.5
+
+
+def test_scores_equal_the_jars_eval_on_random_statistics(units):
+    cases = units["scores"]
+    assert len(cases) == 200 and sum(case["statistics"][M.CHUNKS] == 1 for case in cases) >= 50
+    assert [M.score_from_statistics(case["statistics"]) for case in cases] == [case["score"] for case in cases]
+    assert M.aggregate([case["statistics"] for case in cases]) == units["scores_corpus"]
 
 
 def test_aggregate_is_the_jars_eval():
