@@ -98,6 +98,7 @@ PAIR_CASES = [
     ("sitting zork man sitting", ["zorked a qb zorks dogs person"]),
     ("a man of man", ["on bench qc person of zork qc bench the"]),
     ("qc zork on qb of sitting qb zorks", ["qb dog of the qb zork qc park zork qb couch"]),
+    ("many group a the big", ["of group to seated people bench the"]),  # a path inside a two-word paraphrase
     # two references with the same score and different statistics: the first counts
     ("a farmers market fulled of fresh fruits and vegetables",
      ["many trays with green yellow and red apples and a scale",
