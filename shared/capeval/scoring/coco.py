@@ -224,8 +224,9 @@ class MeteorScorer(CocoScorer):
         if self.engine == "jar":
             corpus, scores, statistics = self.jar().score(candidates, refs)
         else:
-            corpus, scores, statistics = meteor(*meteor_inputs(candidates, refs), load_resources())
-        return Scores({"meteor": scores}, corpus={"meteor": corpus}, sufficient_statistics=[list(row) for row in statistics])
+            corpus, scores, rows = meteor(*meteor_inputs(candidates, refs), load_resources())
+            statistics = [list(row) for row in rows]
+        return Scores({"meteor": scores}, corpus={"meteor": corpus}, sufficient_statistics=statistics)
 
     def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
         return {"meteor": self.jar().aggregate(statistics) if self.engine == "jar" else aggregate(statistics)}

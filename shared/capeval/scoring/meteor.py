@@ -424,12 +424,12 @@ class ParaphraseTable:
 
     FILES = ("hashes", "words", "starts", "paraphrases")
 
-    def __init__(self, folder: Path, *, mmap: bool = True):
+    def __init__(self, folder: Path):
         meta = json.loads((folder / "table.json").read_text())
         self.multiplier = np.uint64(meta["multiplier"])
         self.vocabulary = {word: i for i, word in enumerate((folder / "vocabulary.txt").read_text("utf-8").split("\n"))}
-        mode = "r" if mmap else None
-        self.hashes, self.words, self.starts, self.paraphrases = (np.load(folder / f"{name}.npy", mmap_mode=mode)
+        # Mapped, not read: a process touches only the pages its sentences need.
+        self.hashes, self.words, self.starts, self.paraphrases = (np.load(folder / f"{name}.npy", mmap_mode="r")
                                                                   for name in self.FILES)
         self.longest = self.words.shape[1]
         self.padding = np.iinfo(self.words.dtype).max
@@ -480,8 +480,8 @@ class ParaphraseTable:
         """Every occurrence of a phrase of the table in ``sentences`` (lists of words): the sentence, the position
         and length of the occurrence and the phrase's id, in that order."""
         lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
-        # All sentences in one array, each followed by -1 so no phrase spans two.
-        flat = self.word_ids([word for words in sentences for word in (*words, None)])
+        # All sentences in one array, each followed by -1 (a newline is never a word) so no phrase spans two.
+        flat = self.word_ids([word for words in sentences for word in (*words, "\n")])
         sentence = np.repeat(np.arange(len(sentences)), lengths + 1)
         position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths + 1) - (lengths + 1), lengths + 1)
         found = []
@@ -630,7 +630,11 @@ class Sentence:
         self.words = java_tokens(text)
         known, word = resources.words.get, resources.word
         infos = [known(w) or word(w) for w in self.words]
-        self.keys, self.stems, self.synsets, self.function = (tuple(column) for column in zip(*infos)) if infos else ((),) * 4
+        columns = tuple(zip(*infos)) if infos else ((),) * 4
+        self.keys: tuple[int, ...] = columns[0]
+        self.stems: tuple[int, ...] = columns[1]
+        self.synsets: tuple[frozenset[int], ...] = columns[2]
+        self.function: tuple[bool, ...] = columns[3]
         self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]] | None = None
 
     def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]]:
@@ -741,13 +745,13 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
             # is updated where it is, and the list needs sorting again only if a rank changed. A path still inside a
             # match is the only one whose next word lies ahead.
             unsorted = False
-            match = fixed.get(current)
+            starting = fixed.get(current)
             for path in paths:
                 if path[1] > current:
                     continue
-                if match is not None:
-                    start, length, match_start, match_length, _ = match
-                    path[0] += _rank_weight(match) + abs(start - match_start)
+                if starting is not None:
+                    start, length, match_start, match_length, _ = starting
+                    path[0] += _rank_weight(starting) + abs(start - match_start)
                     if path[2] != -1 and match_start != path[2]:
                         path[0] += _CHUNK
                     path[1], path[2] = start + length, match_start + match_length
@@ -803,16 +807,16 @@ def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Se
             stages[4 * stage + (3 if reference.function[j] else 1)] += 1
     chunks, j, last = 0, 0, -1
     while j < len(reference.words):
-        match = by_start.get(j)
-        if match is None:
+        at = by_start.get(j)
+        if at is None:
             if last != -1:
                 chunks += 1
                 last = -1
             j += 1
         else:
-            if last != -1 and match[2] != last:
+            if last != -1 and at[2] != last:
                 chunks += 1
-            j, last = match[0] + match[1], match[2] + match[3]
+            j, last = at[0] + at[1], at[2] + at[3]
     if last != -1:
         chunks += 1
     matched1 = sum(stages[4 * stage] + stages[4 * stage + 2] for stage in range(4))
