@@ -105,6 +105,11 @@ def as_utf16(text: str) -> str:
                    for char in text)
 
 
+def utf16_length(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units (Java's ``String.length``)."""
+    return len(as_utf16(text))
+
+
 def java_hash(text: str) -> int:
     """Java's ``String.hashCode`` of ``text``, as an unsigned 32-bit number: the jar tells words apart by it.
 
@@ -397,11 +402,6 @@ class SynonymDictionary:
             return found
         base = self._base(word)
         return found if base is None else found | self._own(base)
-
-
-def utf16_length(text: str) -> int:
-    """The length of ``text`` in UTF-16 code units (Java's ``String.length``)."""
-    return len(as_utf16(text))
 
 
 # --- paraphrases ---------------------------------------------------------------------------------------------
