@@ -8,7 +8,7 @@ import pytest
 
 from capeval.scoring.coco import JAVA_MISSING, MeteorScorer
 
-from .conftest import NEEDS_JAVA
+from fixtures import NEEDS_JAVA
 
 PREDICTIONS = ["A dog runs on the grass.", "Two men ride horses in an arena", "a cat", "A man sits on a couch.",
                "people walking down a busy city street", "a dog\nruns", "the the the"]
@@ -19,9 +19,9 @@ REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
 
 
 @pytest.fixture
-def jar_scorer(jar_process):
+def jar_scorer(meteor_process):
     scorer = MeteorScorer(engine="jar")
-    scorer._jar = jar_process
+    scorer._jar = meteor_process
     return scorer
 
 

@@ -15,7 +15,7 @@ from capeval.scoring.meteor import english_stem, meteor, normalize
 from capeval.scoring.meteor_jar import meteor_inputs, meteor_line
 from capeval.text.ptb import tokenize_corpus
 
-from .conftest import ASSETS, NEEDS_JAVA
+from fixtures import ASSETS, NEEDS_JAVA
 
 REPO = ASSETS.parents[1]
 
@@ -86,11 +86,11 @@ def odd_sentences(count: int, seed: int) -> list[str]:
 
 @NEEDS_JAVA
 @pytest.mark.slow
-def test_odd_text_equals_the_live_jar(resources, jar_process):
+def test_odd_text_equals_the_live_jar(resources, meteor_process):
     candidates = odd_sentences(400, 1)
     references = [odd_sentences(3, seed) for seed in range(400)]
     cleaned = meteor_inputs(candidates, references)
-    jar_corpus, jar_scores, jar_statistics = jar_process.score(candidates, references)
+    jar_corpus, jar_scores, jar_statistics = meteor_process.score(candidates, references)
     corpus, scores, statistics = meteor(*cleaned, resources)
     assert [list(row) for row in statistics] == jar_statistics
     assert scores == jar_scores and corpus == jar_corpus
@@ -98,11 +98,11 @@ def test_odd_text_equals_the_live_jar(resources, jar_process):
 
 @NEEDS_JAVA
 @pytest.mark.slow
-def test_a_sample_of_the_karpathy_split_equals_the_live_jar(resources, jar_process):
+def test_a_sample_of_the_karpathy_split_equals_the_live_jar(resources, meteor_process):
     candidates, references = karpathy_systems()[2]
     sample = random.Random(0).sample(range(len(candidates)), 300)
     candidates, references = [candidates[i] for i in sample], [references[i] for i in sample]
-    jar_corpus, jar_scores, jar_statistics = jar_process.score(candidates, references)
+    jar_corpus, jar_scores, jar_statistics = meteor_process.score(candidates, references)
     corpus, scores, statistics = meteor(candidates, references, resources)
     assert [list(row) for row in statistics] == jar_statistics
     assert scores == jar_scores and corpus == jar_corpus
