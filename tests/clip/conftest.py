@@ -74,36 +74,48 @@ def tiny_clip(tmp_path_factory) -> str:
     return save_random_clip(tmp_path_factory.mktemp("tiny-clip"))
 
 
-@pytest.fixture(scope="session")
-def openai_state(tiny_clip) -> dict[str, torch.Tensor]:
-    """Random weights written directly in OpenAI CLIP's layout at the small CLIP's sizes."""
-    import json
-
-    from pathlib import Path
-
-    vocab_size = len(json.loads(Path(tiny_clip, "vocab.json").read_text(encoding="utf-8")))
-    generator = torch.Generator().manual_seed(1)
+def random_openai_state(vocab_size: int, *, width: int = WIDTH, vision_width: int = WIDTH, layers: int = LAYERS,
+                        embed: int = EMBED, patch: int = PATCH, positions: int = 77, seed: int = 1) -> dict[str, torch.Tensor]:
+    """Random weights written directly in OpenAI CLIP's layout (a ViT at 224 pixels), wider than transformers'
+    initialisation so that features and scores spread."""
+    generator = torch.Generator().manual_seed(seed)
 
     def normal(*shape, std=0.05, mean=0.0):
         return torch.randn(*shape, generator=generator) * std + mean
 
-    state = {"token_embedding.weight": normal(vocab_size, WIDTH, std=0.5), "positional_embedding": normal(77, WIDTH, std=0.1),
-             "ln_final.weight": normal(WIDTH, mean=1.0), "ln_final.bias": normal(WIDTH), "text_projection": normal(WIDTH, EMBED, std=0.2),
-             "logit_scale": torch.tensor(4.6052), "visual.class_embedding": normal(WIDTH, std=0.5),
-             "visual.positional_embedding": normal(50, WIDTH, std=0.1), "visual.conv1.weight": normal(WIDTH, 3, PATCH, PATCH, std=0.02),
-             "visual.ln_pre.weight": normal(WIDTH, mean=1.0), "visual.ln_pre.bias": normal(WIDTH),
-             "visual.ln_post.weight": normal(WIDTH, mean=1.0), "visual.ln_post.bias": normal(WIDTH),
-             "visual.proj": normal(WIDTH, EMBED, std=0.2)}
-    for tower in ("", "visual."):
-        for i in range(LAYERS):
+    grid = (224 // patch) ** 2 + 1
+    state = {"token_embedding.weight": normal(vocab_size, width, std=0.5), "positional_embedding": normal(positions, width, std=0.1),
+             "ln_final.weight": normal(width, mean=1.0), "ln_final.bias": normal(width), "text_projection": normal(width, embed, std=0.2),
+             "logit_scale": torch.tensor(4.6052), "visual.class_embedding": normal(vision_width, std=0.5),
+             "visual.positional_embedding": normal(grid, vision_width, std=0.1),
+             "visual.conv1.weight": normal(vision_width, 3, patch, patch, std=0.02),
+             "visual.ln_pre.weight": normal(vision_width, mean=1.0), "visual.ln_pre.bias": normal(vision_width),
+             "visual.ln_post.weight": normal(vision_width, mean=1.0), "visual.ln_post.bias": normal(vision_width),
+             "visual.proj": normal(vision_width, embed, std=0.2)}
+    for tower, w in (("", width), ("visual.", vision_width)):
+        for i in range(layers):
             block = f"{tower}transformer.resblocks.{i}."
-            state.update({f"{block}attn.in_proj_weight": normal(3 * WIDTH, WIDTH, std=0.2), f"{block}attn.in_proj_bias": normal(3 * WIDTH),
-                          f"{block}attn.out_proj.weight": normal(WIDTH, WIDTH, std=0.2), f"{block}attn.out_proj.bias": normal(WIDTH),
-                          f"{block}ln_1.weight": normal(WIDTH, mean=1.0), f"{block}ln_1.bias": normal(WIDTH),
-                          f"{block}ln_2.weight": normal(WIDTH, mean=1.0), f"{block}ln_2.bias": normal(WIDTH),
-                          f"{block}mlp.c_fc.weight": normal(4 * WIDTH, WIDTH, std=0.2), f"{block}mlp.c_fc.bias": normal(4 * WIDTH),
-                          f"{block}mlp.c_proj.weight": normal(WIDTH, 4 * WIDTH, std=0.2), f"{block}mlp.c_proj.bias": normal(WIDTH)})
+            state.update({f"{block}attn.in_proj_weight": normal(3 * w, w, std=0.2), f"{block}attn.in_proj_bias": normal(3 * w),
+                          f"{block}attn.out_proj.weight": normal(w, w, std=0.2), f"{block}attn.out_proj.bias": normal(w),
+                          f"{block}ln_1.weight": normal(w, mean=1.0), f"{block}ln_1.bias": normal(w),
+                          f"{block}ln_2.weight": normal(w, mean=1.0), f"{block}ln_2.bias": normal(w),
+                          f"{block}mlp.c_fc.weight": normal(4 * w, w, std=0.2), f"{block}mlp.c_fc.bias": normal(4 * w),
+                          f"{block}mlp.c_proj.weight": normal(w, 4 * w, std=0.2), f"{block}mlp.c_proj.bias": normal(w)})
     return state
+
+
+def vocabulary_size(folder: str) -> int:
+    import json
+
+    from pathlib import Path
+
+    return len(json.loads(Path(folder, "vocab.json").read_text(encoding="utf-8")))
+
+
+@pytest.fixture(scope="session")
+def openai_state(tiny_clip) -> dict[str, torch.Tensor]:
+    """Random weights written directly in OpenAI CLIP's layout at the small CLIP's sizes."""
+    return random_openai_state(vocabulary_size(tiny_clip))
 
 
 @pytest.fixture(scope="session")

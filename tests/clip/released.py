@@ -1,7 +1,11 @@
 """An independent transcription of what jmhessel/clipscore's clipscore.py (and aimagelab/pacscore's pac_score.py)
 compute, for checking capeval's port: OpenAI's SimpleTokenizer and ``clip.tokenize(truncate=True)``, torchvision's
 Resize(224, BICUBIC) / CenterCrop(224) / RGB / ToTensor / Normalize on PIL images, OpenAI CLIP's ViT forward on an
-OpenAI-layout state dict, and the scoring in numpy. Written from the released code's behaviour, not from capeval."""
+OpenAI-layout state dict, and the scoring in numpy. Written from the released code's behaviour, not from capeval.
+
+Also the variants the same code paths take: open_clip's ViT (GELU, and pacscore's mean = std = 0.5 for its OpenCLIP
+ViT-L/14 checkpoint) and LongCLIP's (248 positions; ``encode_text`` adds ``positional_embedding`` on the first 20
+positions and ``positional_embedding_res`` on the others, and ``longclip.tokenize`` cuts at 248)."""
 
 from __future__ import annotations
 
@@ -61,21 +65,24 @@ class SimpleTokenizer:
             ids += [self.encoder[piece] for piece in self.bpe(symbols)]
         return ids
 
-    def tokenize(self, texts: list[str]) -> torch.Tensor:
-        """``clip.tokenize(texts, truncate=True)``: N × 77, zero-padded."""
+    def tokenize(self, texts: list[str], context_length: int = 77) -> torch.Tensor:
+        """``clip.tokenize(texts, context_length, truncate=True)``: N × context_length, zero-padded."""
         start, end = self.encoder["<|startoftext|>"], self.encoder["<|endoftext|>"]
-        result = torch.zeros(len(texts), 77, dtype=torch.long)
+        result = torch.zeros(len(texts), context_length, dtype=torch.long)
         for row, text in enumerate(texts):
             ids = [start] + self.encode(text) + [end]
-            if len(ids) > 77:
-                ids = ids[:77]
+            if len(ids) > context_length:
+                ids = ids[:context_length]
                 ids[-1] = end
             result[row, : len(ids)] = torch.tensor(ids)
         return result
 
 
-def preprocess(image: Image.Image) -> torch.Tensor:
-    """torchvision's Compose([Resize(224, BICUBIC), CenterCrop(224), convert("RGB"), ToTensor(), Normalize(...)])."""
+CLIP_MEAN, CLIP_STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
+
+
+def preprocess(image: Image.Image, mean=CLIP_MEAN, std=CLIP_STD) -> torch.Tensor:
+    """torchvision's Compose([Resize(224, BICUBIC), CenterCrop(224), convert("RGB"), ToTensor(), Normalize(mean, std)])."""
     w, h = image.size
     short, long = (w, h) if w <= h else (h, w)
     new_short, new_long = 224, int(224 * long / short)
@@ -85,8 +92,7 @@ def preprocess(image: Image.Image) -> torch.Tensor:
     top, left = int(round((new_h - 224) / 2.0)), int(round((new_w - 224) / 2.0))
     image = image.crop((left, top, left + 224, top + 224)).convert("RGB")
     tensor = torch.from_numpy(np.array(image, np.uint8, copy=True)).view(224, 224, 3).permute(2, 0, 1).float().div(255)
-    mean = torch.tensor([0.48145466, 0.4578275, 0.40821073])
-    std = torch.tensor([0.26862954, 0.26130258, 0.27577711])
+    mean, std = torch.tensor(mean), torch.tensor(std)
     return tensor.sub(mean[:, None, None]).div(std[:, None, None])
 
 
@@ -94,7 +100,7 @@ def _layer_norm(x, state, name):
     return F.layer_norm(x, x.shape[-1:], state[f"{name}.weight"], state[f"{name}.bias"], eps=1e-5)
 
 
-def _transformer(x, state, prefix, heads, causal):
+def _transformer(x, state, prefix, heads, causal, gelu=False):
     """OpenAI's Transformer on N × L × D (batch first; OpenAI runs L × N × D, the same arithmetic)."""
     layers = len({key.split(".")[len(prefix.split(".")) + 1] for key in state if key.startswith(prefix + "transformer.resblocks.")})
     n, length, width = x.shape
@@ -110,34 +116,39 @@ def _transformer(x, state, prefix, heads, causal):
         attended = (scores.softmax(-1) @ v).transpose(1, 2).reshape(n, length, width)
         x = x + attended @ state[block + "attn.out_proj.weight"].T + state[block + "attn.out_proj.bias"]
         y = _layer_norm(x, state, block + "ln_2") @ state[block + "mlp.c_fc.weight"].T + state[block + "mlp.c_fc.bias"]
-        y = y * torch.sigmoid(1.702 * y)
+        y = F.gelu(y) if gelu else y * torch.sigmoid(1.702 * y)  # open_clip's nn.GELU; OpenAI's QuickGELU
         x = x + y @ state[block + "mlp.c_proj.weight"].T + state[block + "mlp.c_proj.bias"]
     return x
 
 
 @torch.no_grad()
-def encode_text(state, ids: torch.Tensor, heads: int) -> np.ndarray:
-    x = state["token_embedding.weight"][ids] + state["positional_embedding"]
-    x = _layer_norm(_transformer(x, state, "", heads, causal=True), state, "ln_final")
+def encode_text(state, ids: torch.Tensor, heads: int, gelu: bool = False) -> np.ndarray:
+    positions = state["positional_embedding"]
+    if "positional_embedding_res" in state:  # LongCLIP: x + pos * mask1 + pos_res * mask2
+        first = (torch.arange(len(positions)) < 20).float()[:, None]
+        positions = positions * first + state["positional_embedding_res"] * (1 - first)
+    x = state["token_embedding.weight"][ids] + positions
+    x = _layer_norm(_transformer(x, state, "", heads, causal=True, gelu=gelu), state, "ln_final")
     return (x[torch.arange(len(ids)), ids.argmax(dim=-1)] @ state["text_projection"]).numpy()
 
 
 @torch.no_grad()
-def encode_image(state, pixels: torch.Tensor, heads: int) -> np.ndarray:
+def encode_image(state, pixels: torch.Tensor, heads: int, gelu: bool = False) -> np.ndarray:
     conv = state["visual.conv1.weight"]
     x = F.conv2d(pixels, conv, stride=conv.shape[-1])
     x = x.reshape(x.shape[0], x.shape[1], -1).permute(0, 2, 1)
     cls = state["visual.class_embedding"].expand(x.shape[0], 1, -1)
     x = torch.cat([cls, x], dim=1) + state["visual.positional_embedding"]
-    x = _transformer(_layer_norm(x, state, "visual.ln_pre"), state, "visual.", heads, causal=False)
+    x = _transformer(_layer_norm(x, state, "visual.ln_pre"), state, "visual.", heads, causal=False, gelu=gelu)
     return (_layer_norm(x[:, 0], state, "visual.ln_post") @ state["visual.proj"]).numpy()
 
 
 def clip_scores(state, tokenizer: SimpleTokenizer, images: list[Image.Image], candidates: list[str], references=None, *,
-                heads: int, w: float = 2.5, prefix: str = "A photo depicts "):
+                heads: int, w: float = 2.5, prefix: str = "A photo depicts ", vision_heads: int | None = None,
+                gelu: bool = False, mean=CLIP_MEAN, std=CLIP_STD, context_length: int = 77):
     """(per-caption CLIP-S, per-caption RefCLIP-S or None) as clipscore.py's main computes them."""
-    image_feats = encode_image(state, torch.stack([preprocess(image) for image in images]), heads)
-    cand_feats = encode_text(state, tokenizer.tokenize([prefix + c for c in candidates]), heads)
+    image_feats = encode_image(state, torch.stack([preprocess(image, mean, std) for image in images]), vision_heads or heads, gelu)
+    cand_feats = encode_text(state, tokenizer.tokenize([prefix + c for c in candidates], context_length), heads, gelu)
     image_feats = image_feats / np.sqrt(np.sum(image_feats ** 2, axis=1, keepdims=True))
     cand_feats = cand_feats / np.sqrt(np.sum(cand_feats ** 2, axis=1, keepdims=True))
     per = w * np.clip(np.sum(image_feats * cand_feats, axis=1), 0, None)
@@ -145,7 +156,7 @@ def clip_scores(state, tokenizer: SimpleTokenizer, images: list[Image.Image], ca
         return per, None
     flat = [r for refs in references for r in refs]
     owner = [i for i, refs in enumerate(references) for _ in refs]
-    ref_feats = encode_text(state, tokenizer.tokenize([prefix + r for r in flat]), heads)
+    ref_feats = encode_text(state, tokenizer.tokenize([prefix + r for r in flat], context_length), heads, gelu)
     ref_feats = ref_feats / np.sqrt(np.sum(ref_feats ** 2, axis=1, keepdims=True))
     by_candidate = collections.defaultdict(list)
     for feats, i in zip(ref_feats, owner):

@@ -143,9 +143,9 @@ def test_pac_score_checkpoint_errors(tmp_path, tiny_clip, openai_state):
 
     with pytest.raises(ValueError, match="PAC-S needs its fine-tuned weights: pass checkpoint="):
         PacScoreScorer(model_name=tiny_clip, device="cpu").score(["a dog"], images=[Image.new("RGB", (9, 9))])
-    torch.save(openai_state, tmp_path / "bare.pth")
-    with pytest.raises(ModelUnavailableError, match="holds no 'state_dict' entry"):
-        PacScoreScorer(checkpoint=str(tmp_path / "bare.pth"), model_name=tiny_clip, device="cpu").encoder()
+    torch.save([openai_state], tmp_path / "listed.pth")
+    with pytest.raises(ModelUnavailableError, match="holds no .state_dict. entry"):
+        PacScoreScorer(checkpoint=str(tmp_path / "listed.pth"), model_name=tiny_clip, device="cpu").encoder()
     torch.save({"state_dict": {k: v for k, v in openai_state.items() if k != "visual.proj"}}, tmp_path / "partial.pth")
     with pytest.raises(ModelUnavailableError, match=r"does not match the expected layout \(missing: \['visual_projection.weight'\]"):
         PacScoreScorer(checkpoint=str(tmp_path / "partial.pth"), model_name=tiny_clip, device="cpu").encoder()
