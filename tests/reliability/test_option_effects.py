@@ -9,6 +9,7 @@ import pytest
 
 from capeval.registry import METRICS
 
+from clip.conftest import image_zoo, openai_state, pac_checkpoint, tiny_clip  # noqa: F401 - fixtures shared here
 from vilbert.conftest import (  # noqa: F401 - fixtures shared here
     random_vilbert_features, tiny_checkpoints, tiny_vilbert_config_path, vilbert_tokenizer_dir)
 
@@ -25,6 +26,8 @@ UMIC = {"checkpoint": "fixture:tiny_umic_checkpoint", "tokenizer": "fixture:case
         "device": "cpu"}
 VILBERT = {"checkpoint": "fixture:multi_task_checkpoint", "config": "fixture:tiny_vilbert_config_path",
            "tokenizer": "fixture:vilbert_tokenizer_dir", "device": "cpu"}
+CLIP = {"model_name": "fixture:tiny_clip", "device": "cpu"}
+PAC = {"checkpoint": "fixture:pac_checkpoint", "model_name": "fixture:tiny_clip", "device": "cpu"}
 CASES = [
     ("bleu", "order", {}, 2),
     ("bleu", "tokenizer", {}, "none"),
@@ -55,6 +58,18 @@ CASES = [
     ("vilbertscore", "tokenizer", VILBERT, "fixture:vilbert_tokenizer_copy"),
     ("vilbertscore", "layer", VILBERT, 1),
     ("vilbertscore", "mode", VILBERT, "clean"),
+    ("clip_score", "model_name", CLIP, "fixture:gelu_clip"),
+    ("clip_score", "checkpoint", CLIP, "fixture:pac_checkpoint"),
+    ("clip_score", "w", CLIP, 2.0),
+    ("clip_score", "prefix", CLIP, "A picture of"),
+    ("clip_score", "mode", CLIP, "hf"),
+    # Each variant reads its own checkpoints (and refuses the other's): the variant changes with its checkpoint.
+    ("pac_score", "variant", PAC, {"variant": "pac-s++", "checkpoint": "fixture:lora_checkpoint"}),
+    ("pac_score", "checkpoint", PAC, "fixture:initialised_pac_checkpoint"),
+    ("pac_score", "model_name", PAC, "fixture:gelu_clip"),
+    ("pac_score", "w", PAC, 2.5),
+    ("pac_score", "prefix", PAC, ""),
+    ("pac_score", "mode", PAC, "hf"),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -63,8 +78,6 @@ ELSEWHERE = {
     "feature_cache_dir": "where extracted features are cached: tests/reliability/test_feature_cache.py",
     "qace": "its options with tiny T5s: tests/qace/test_qace_scorer.py and tests/qace/test_qace_branches.py",
     "bertscore": "every option against the module: tests/test_bertscore_module.py",
-    "clip_score": "every option: tests/clip/test_clip_module.py::test_every_option_changes_the_scores",
-    "pac_score": "tests/clip/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/test_polos.py::test_every_option_changes_the_scores",
     "dtype": "reduced precision against float32, and in the hashcode: tests/vision/test_vision_umic_precision.py, "
              "tests/vilbert/test_vilbertscore_precision.py, tests/test_text_precision.py, tests/test_polos.py, "
@@ -72,6 +85,35 @@ ELSEWHERE = {
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
     "num_workers": "image decoding only, the same numbers by design: tests/clip/test_clip_gpu_path.py",
 }
+
+
+@pytest.fixture(scope="module")
+def gelu_clip(tiny_clip, tmp_path_factory):
+    """The tiny CLIP's folder with OpenCLIP's activation (and so, for PAC-S, open_clip's pixel normalisation)."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("gelu-clip")
+    shutil.copytree(tiny_clip, folder, dirs_exist_ok=True)
+    config = json.loads((folder / "config.json").read_text())
+    for tower in ("text_config", "vision_config"):
+        config[tower]["hidden_act"] = "gelu"
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def lora_checkpoint(tiny_clip, tmp_path_factory):
+    from capeval.backbones.clip import save_pac_lora_checkpoint
+
+    return save_pac_lora_checkpoint(tiny_clip, tmp_path_factory.mktemp("pac++") / "PAC++_tiny.pth", seed=3)
+
+
+@pytest.fixture(scope="module")
+def initialised_pac_checkpoint(tiny_clip, tmp_path_factory):
+    """The tiny CLIP's own (transformers-initialised) weights in PAC-S's checkpoint layout."""
+    from capeval.backbones.clip import save_openai_checkpoint
+
+    return save_openai_checkpoint(tiny_clip, tmp_path_factory.mktemp("pac-initialised") / "clip_ViT-B-32.pth")
 
 
 @pytest.fixture(scope="module")
@@ -137,12 +179,14 @@ def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, m
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
     images = {"umic": [request.getfixturevalue("sample_features")] * 3,
               "vilbertscore": [request.getfixturevalue("random_vilbert_features")] * 3}.get(metric)
+    zoo = image_zoo()
+    pixels = [zoo["RGBA"], zoo["P"], zoo["png-bytes"]] if metric in ("clip_score", "pac_score") else None
     base = with_fixtures(base)
-    changed = {**base, option: with_fixtures({option: other})[option]}
+    changed = {**base, **with_fixtures(other if isinstance(other, dict) else {option: other})}
     results = []
     for options in (base, changed):
         scorer = scorer_class(**options)
-        scores = scorer.score(PREDICTIONS, REFERENCES, region_features=images)
+        scores = scorer.score(PREDICTIONS, REFERENCES, region_features=images, images=pixels)
         results.append(({name: scores[name] for name in scores}, scorer.hashcode(scores)))
     (base_columns, base_hash), (changed_columns, changed_hash) = results
     assert base_hash != changed_hash
