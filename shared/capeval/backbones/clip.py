@@ -436,8 +436,9 @@ class ClipEncoder:
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
         self.device = next(model.parameters()).device
         self.dtype = dtype
-        self.context_length: int = self.model.config.text_config.max_position_embeddings
-        self.pixel_statistics = pixel_statistics or PixelStatistics(size=self.model.config.vision_config.image_size)
+        config: Any = model.config  # a CLIPConfig
+        self.context_length: int = config.text_config.max_position_embeddings
+        self.pixel_statistics = pixel_statistics or PixelStatistics(size=config.vision_config.image_size)
         self._text_cache = FeatureRowCache(TEXT_CACHE_SIZE)
         self._image_cache = FeatureRowCache(IMAGE_CACHE_SIZE)
         self._truncated = BoundedCache(TEXT_CACHE_SIZE)
@@ -460,7 +461,7 @@ class ClipEncoder:
         found = self._truncated.get_many(dict.fromkeys(keys))
         missing = [key for key in dict.fromkeys(keys) if key not in found]
         if missing:
-            flags = dict(zip(missing, self.token_ids([text for _, text in missing], mode)[1]))
+            flags: dict[Any, bool] = dict(zip(missing, self.token_ids([text for _, text in missing], mode)[1]))
             self._truncated.put_many(flags)
             found.update(flags)
         return [found[key] for key in keys]

@@ -1,5 +1,6 @@
-"""CLIP-S / RefCLIP-S (Hessel et al., EMNLP 2021) and PAC-S / RefPAC-S (Sarto et al., CVPR 2023) behind the scorer
-protocol, computed as the released ``clipscore.py`` and ``pac_score.py`` compute them.
+"""CLIP-S / RefCLIP-S (Hessel et al., EMNLP 2021), PAC-S / RefPAC-S (Sarto et al., CVPR 2023) and PAC-S++ /
+RefPAC-S++ (Sarto et al., IJCV 2025) behind the scorer protocol, computed as the released ``clipscore.py`` and
+``pac_score.py`` compute them (PAC-S++ with the weights ``compute_correlations_pac++.py`` loads).
 
 With image features ``I`` and caption features ``C`` L2-normalised in numpy (in the features' dtype, as released):
 
@@ -8,7 +9,9 @@ With image features ``I`` and caption features ``C`` L2-normalised in numpy (in 
   the caption and its references, **neither clipped at 0 nor scaled**, as released. Where ``a + b = 0`` the
   released code divides by zero; capeval gives 0 (the value ``a = 0`` gives).
 
-Captions and references get the prefix ("A photo depicts ") and go through :mod:`capeval.backbones.clip`.
+Captions and references get the prefix ("A photo depicts ") and go through :mod:`capeval.backbones.clip`, cut to
+the text tower's context (77 ids; LongCLIP 248) as released: :func:`report_truncation` counts the cut texts per
+caption (the details' ``truncated_texts``) and names them in one :class:`TextTruncationWarning`.
 
 >>> import tempfile
 >>> from capeval.backbones.clip import save_random_clip

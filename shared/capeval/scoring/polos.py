@@ -13,6 +13,10 @@ first ``min #refs`` references of each item. ``mode="item"`` (default) scores ea
 its references (``predict`` with batch size 1); ``mode="code"`` reproduces ``predict``'s batches of
 ``predict_batch_size`` consecutive items.
 
+The CLIP side cuts texts to CLIP's 77-token context, as the released ``clip.tokenize(truncate=True)`` does; the
+details' ``truncated_texts`` counts the cut texts of each caption and a warning names them
+(:func:`~capeval.scoring.clip.report_truncation`).
+
 Each distinct text is encoded once per call (its hidden statistics are kept, so any grouping is exact), and each
 distinct image once.
 
