@@ -89,3 +89,13 @@ def test_the_exif_orientation_of_an_in_memory_image_is_part_of_its_key():
     assert upright.tobytes() == rotated.tobytes()
     assert load_image(upright).size != load_image(rotated).size
     assert image_digest(upright) != image_digest(rotated)
+
+
+def test_digests_of_in_memory_images_cover_what_decides_their_pixels():
+    first, second = palette_images()
+    digests = {image_digest(image) for image in (first, second, transparent_copy(first), first.convert("PA"))}
+    assert len(digests) == 4
+    assert image_digest(first) == image_digest(first.copy())
+    opaque = transparent_copy(first)
+    opaque.info["transparency"] = 4
+    assert image_digest(opaque) != image_digest(transparent_copy(first))
