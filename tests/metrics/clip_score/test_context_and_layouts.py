@@ -58,6 +58,9 @@ def test_longclip_position_tables_become_one():
     assert torch.equal(transformers_to_openai(mapped)["positional_embedding"], table)
     plain = openai_to_transformers(state)
     assert torch.equal(plain["text_model.embeddings.position_embedding.weight"], state["positional_embedding"])
+    fused = state["transformer.resblocks.0.attn.in_proj_weight"]
+    for i, name in enumerate(("q_proj", "k_proj", "v_proj")):
+        assert torch.equal(plain[f"text_model.encoder.layers.0.self_attn.{name}.weight"], fused[8 * i: 8 * (i + 1)])
 
 
 def test_checkpoints_bare_or_under_state_dict(tmp_path):

@@ -52,7 +52,8 @@ def test_random_factors_in_the_released_layout(base, mlp_merged):
         delta = (state[b] @ state[a]).reshape(base[weight].shape) / LORA_RANK
         expected = base[weight] + delta if mlp_merged and not used else base[weight]
         torch.testing.assert_close(state[weight], expected, rtol=0, atol=0)
-    assert with_random_lora(base, seed=1)["visual.conv1.lora_A"].std() == pytest.approx(0.2, rel=0.05)
+    for factor in ("visual.conv1.lora_A", "visual.conv1.lora_B"):
+        assert with_random_lora(base, seed=1)[factor].std() == pytest.approx(0.2, rel=0.05)
     assert not torch.equal(with_random_lora(base, seed=2)["visual.conv1.lora_A"], state["visual.conv1.lora_A"])
     assert set(state) - set(base) == {key for _, a, b, _ in lora_layers(base) for key in (a, b)}
 
@@ -94,6 +95,9 @@ def test_layout_errors_name_what_is_wrong(base):
         fold_pac_lora(many)
     with pytest.raises(ModelUnavailableError, match=r"wrong shape: \['visual.conv1.lora_B'\]\)"):
         fold_pac_lora({**state, "visual.conv1.lora_B": torch.zeros(3, 3)})
+    without_first_a = {k: v for k, v in state.items() if k != "transformer.resblocks.0.attn.in_proj_weight_lora_A"}
+    with pytest.raises(ModelUnavailableError, match=r"missing: \['transformer.resblocks.0.attn.in_proj_weight_lora_A'\]\)"):
+        fold_pac_lora(without_first_a)
     one_dimensional = {**state, "transformer.resblocks.0.attn.in_proj_weight_lora_A": torch.zeros(4)}
     with pytest.raises(ModelUnavailableError, match=r"wrong shape: \['transformer.resblocks.0.attn.in_proj_weight_lora_A'\]"):
         fold_pac_lora(one_dimensional)
