@@ -79,7 +79,7 @@ def test_text_past_the_context_is_cut_counted_per_caption_and_named_once(long_cl
     scorer = ClipScoreScorer(model_name=long_clip, device="cpu")
     with pytest.warns(TextTruncationWarning) as caught:
         scores = scorer.score(captions, references, images=images)
-    assert len(caught) == 1
+    assert len(caught) == 1 and caught[0].filename == __file__  # attributed to the scorer's caller
     assert str(caught[0].message) == (
         "CLIP-S / RefCLIP-S: 3 text(s) longer than the CLIP text encoder's 248-token context were cut to it, as the released "
         "code cuts them ('truncated_texts' in the details counts them per caption; LongCLIP's 248 positions hold longer "
@@ -119,3 +119,20 @@ def test_pac_s_counts_what_it_cuts(pac_checkpoint, tiny_clip, images):
     with pytest.warns(TextTruncationWarning, match=r"^PAC-S / RefPAC-S: 1 text\(s\) .*: references\[0\]\[0\]$"):
         scores = scorer.score(["a dog"], [[LONG]], images=images[:1])
     assert scores.details["truncated_texts"] == [1]
+
+
+def test_truncation_of_texts_never_encoded_is_found_by_tokenizing(long_clip):
+    encoder = load_clip_encoder(long_clip, device="cpu")
+    encoder.clear_caches()
+    assert encoder.truncated(["A photo depicts " + LONGER, "A photo depicts a dog", "A photo depicts " + LONGER], mode="code") == [True, False, True]
+    assert encoder.truncated(["A photo depicts " + LONG], mode="hf") == [False]
+
+
+def test_a_checkpoint_without_text_positions_names_them(tmp_path, tiny_clip, long_state):
+    import torch
+
+    from capeval.models import ModelUnavailableError
+
+    torch.save({key: value for key, value in long_state.items() if not key.startswith("positional_embedding")}, tmp_path / "x.pt")
+    with pytest.raises(ModelUnavailableError, match=r"missing: \['text_model.embeddings.position_embedding.weight'\]"):
+        ClipScoreScorer(model_name=tiny_clip, checkpoint=str(tmp_path / "x.pt"), device="cpu").encoder()
