@@ -1,16 +1,19 @@
-"""CLIP as CLIPScore (Hessel et al., EMNLP 2021; jmhessel/clipscore) and PAC-S (Sarto et al., CVPR 2023;
-aimagelab/pacscore) run it, on transformers' ``CLIPModel``.
+"""CLIP as CLIPScore (Hessel et al., EMNLP 2021; jmhessel/clipscore), PAC-S (Sarto et al., CVPR 2023;
+aimagelab/pacscore) and PAC-S++ (Sarto et al., IJCV 2025) run it, on transformers' ``CLIPModel``.
 
 Both released scorers prepare inputs with OpenAI's ``clip`` package, which transformers' processor and tokenizer
 do not reproduce. Mode ``"code"`` (:func:`released_token_ids`, :func:`released_pixels`) does what the released code
 does:
 
 * text: ftfy's ``fix_text``, HTML entities unescaped twice, whitespace collapsed, lower-cased, then CLIP's BPE;
-  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to 77 with the last one forced to ``<|endoftext|>``;
+  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to the text tower's context (its
+  ``max_position_embeddings``: 77, LongCLIP's 248) with the last one forced to ``<|endoftext|>``
+  (:func:`cut_to_context`; :meth:`ClipEncoder.truncated` says which texts were cut);
 * images: opened as stored (no EXIF rotation), resized (bicubic, short side 224, long side truncated) and
   center-cropped (offset rounded half to even) **in the image's own mode**, only then converted to RGB (palette
   and 1-bit images are resized nearest-neighbour, RGBA premultiplied and its alpha then dropped), scaled to
-  [0, 1] and normalised with CLIP's mean and std in float32.
+  [0, 1] and normalised with CLIP's mean and std in float32 (:class:`PixelStatistics`: the image tower's input size,
+  and open_clip's 0.5 for PAC-S's OpenCLIP ViT-L/14).
 
 Mode ``"hf"`` feeds the same text and images to transformers' ``CLIPTokenizer`` and ``CLIPImageProcessor`` as they
 are. Either way text features are pooled at the **first** ``<|endoftext|>`` (so one inside a caption ends it there),
@@ -24,7 +27,9 @@ stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast
 (:func:`~capeval.backbones.precision.autocast_forward`) and features come back as float32.
 
 :func:`openai_to_transformers` maps an OpenAI-layout state dict (the layout of PAC-S's
-``clip_ViT-B-32.pth``) onto ``CLIPModel``'s keys; :func:`transformers_to_openai` is its inverse.
+``clip_ViT-B-32.pth`` and of LongCLIP's ``longclip-L.pt``) onto ``CLIPModel``'s keys; :func:`transformers_to_openai` is
+its inverse. :func:`fold_pac_lora` turns a PAC-S++ checkpoint (OpenAI's keys plus rank-4 LoRA factors) into the plain
+weights that compute what the released loading path computes.
 """
 
 from __future__ import annotations

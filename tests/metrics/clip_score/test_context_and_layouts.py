@@ -76,3 +76,10 @@ def test_checkpoints_bare_or_under_state_dict(tmp_path):
     with pytest.raises(ModelUnavailableError, match="holds no 'state_dict' entry"):
         read_state_dict(tmp_path / "listed.pt", what="w", entry="state_dict", optional_entry=True)
     assert set(read_state_dict(tmp_path / "wrapped.pth", what="w", entry="state_dict")) == {"a.weight", "b.weight"}
+
+
+def test_the_prefix_gets_one_space_unless_empty():
+    from capeval.scoring.clip import ClipScoreScorer
+
+    assert [ClipScoreScorer(prefix=prefix).prefix for prefix in ("", "A photo depicts", "a photo of ")] == \
+        ["", "A photo depicts ", "a photo of "]

@@ -2,6 +2,8 @@
 (compute_correlations_pac++.py: clip_lora.load(..., lora=4), load_state_dict, eval()) computed from the same small
 checkpoints, saved in train mode (factors apart) and after eval() (MLP factors merged); its options and errors."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,15 @@ def test_module_options_variant_and_hashcode(lora_clip):
     assert result["hashcode"].startswith("pac_score(checkpoint=PAC++_train.pth@") and "variant=pac-s++" in result["hashcode"]
     with pytest.raises(ValueError, match=r"variant must be one of \('pac-s', 'pac-s\+\+'\)"):
         capeval.load("pac_score", variant="pac-s+")
+
+
+def test_a_nan_checkpoint_is_named_in_the_error(tmp_path, lora_clip):
+    from capeval.finite import NonFiniteError
+
+    state = dict(lora_clip.states["train"])
+    state["text_projection"] = torch.full_like(state["text_projection"], float("nan"))
+    path = str(tmp_path / "PAC++_nan.pth")
+    torch.save({"state_dict": state}, path)
+    scorer = PacScoreScorer(variant="pac-s++", checkpoint=path, model_name=lora_clip.folder, device="cpu")
+    with pytest.raises(NonFiniteError, match=f"^the CLIP features of 'a dog' from {re.escape(path)} hold NaN"):
+        scorer.score(["a dog"], images=[image_zoo()["RGB"]])
