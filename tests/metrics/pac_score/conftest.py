@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from capeval.backbones.clip import save_random_clip, with_random_lora
-from clip.conftest import openai_state, pac_checkpoint, random_openai_state, spread_clip, tiny_clip, vocabulary_size  # noqa: F401
+from clip.conftest import openai_state, pac_checkpoint, random_openai_state, tiny_clip, vocabulary_size  # noqa: F401
 
 GOLDENS = json.loads((Path(__file__).resolve().parents[2] / "assets" / "pac_plus_plus_goldens.json").read_text(encoding="utf-8"))
 SIZES = GOLDENS["sizes"]
