@@ -10,7 +10,7 @@ from PIL import Image
 from capeval.scoring.clip import ClipScoreScorer
 from capeval.vision.images import image_digest, load_image
 
-from clip.conftest import random_rgb, spread_clip, tiny_clip, openai_state  # noqa: F401
+from fixtures.clip import random_rgb
 
 pytestmark = pytest.mark.models
 

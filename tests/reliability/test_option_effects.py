@@ -15,6 +15,10 @@ from fixtures.chair import ANNOTATIONS
 from fixtures import spice as spice_fixtures
 from fixtures.clip import image_zoo
 
+class Together(dict):
+    """A case's other value that is several options changed together (a value may itself be a dict: CHAIR's objects)."""
+
+
 PREDICTIONS = ["A dog runs on the grass.", "two men ride horses in an arena", "a cat"]
 REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
               ["two men riding horses", "men on horses in a rodeo arena", "riders in an arena"],
@@ -80,7 +84,7 @@ CASES = [
     ("clip_score", "prefix", CLIP, "A picture of"),
     ("clip_score", "mode", CLIP, "hf"),
     # Each variant reads its own checkpoints (and refuses the other's): the variant changes with its checkpoint.
-    ("pac_score", "variant", PAC, {"variant": "pac-s++", "checkpoint": "fixture:lora_checkpoint"}),
+    ("pac_score", "variant", PAC, Together(variant="pac-s++", checkpoint="fixture:lora_checkpoint")),
     ("pac_score", "checkpoint", PAC, "fixture:initialised_pac_checkpoint"),
     ("pac_score", "model_name", PAC, "fixture:gelu_clip"),
     ("pac_score", "w", PAC, 2.5),
@@ -240,8 +244,6 @@ def test_every_option_has_a_case():
         assert missing == [], f"{name}: no test that {missing} change the scores"
 
 
-@pytest.mark.models
-@pytest.mark.parametrize("metric, option, base, other", CASES, ids=[f"{m}-{o}" for m, o, _, _ in CASES])
 def case_inputs(metric: str, request) -> tuple[list, list | None, dict]:
     """What a metric's cases score: ``PREDICTIONS`` against ``REFERENCES``, with the images or region features of the
     image metrics; the metrics whose inputs are their own (AMBER's and CHAIR's image ids, SPICE's replayed jar) read
@@ -264,11 +266,13 @@ def case_inputs(metric: str, request) -> tuple[list, list | None, dict]:
     return PREDICTIONS, REFERENCES, {"region_features": None if features is None else [request.getfixturevalue(features)] * 3}
 
 
+@pytest.mark.models
+@pytest.mark.parametrize("metric, option, base, other", CASES, ids=[f"{m}-{o}" for m, o, _, _ in CASES])
 def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, metric, option, base, other):
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
     predictions, references, inputs = case_inputs(metric, request)
     base = with_fixtures(base)
-    changed = {**base, **with_fixtures(other if isinstance(other, dict) else {option: other})}
+    changed = {**base, **with_fixtures(other if isinstance(other, Together) else {option: other})}
     results = []
     for options in (base, changed):
         scorer = scorer_class(**options)
