@@ -199,8 +199,8 @@ def soft_totals(similarities: np.ndarray) -> tuple[float, float]:
 def precision_recall_f1(candidate_match: float, reference_match: float, candidates: int, references: int) -> tuple[float, float, float]:
     """P = candidate side / (#candidates + ε), R = reference side / (#references + ε), F1 = 2PR / (P + R + ε).
 
-    >>> [round(v, 6) for v in precision_recall_f1(2.0, 2.0, 4, 2)]
-    [0.5, 0.999999, 0.666666]
+    >>> [round(v, 9) for v in precision_recall_f1(2.0, 2.0, 4, 2)]
+    [0.499999875, 0.9999995, 0.666666]
     >>> precision_recall_f1(0, 0, 0, 0)
     (0.0, 0.0, 0.0)
     """

@@ -5,7 +5,8 @@ Where the files come from, first found first (:func:`wordnet_source`): the folde
 ``dict`` folder: ``data.noun``, ``index.noun``, ``noun.exc``, ...), NLTK's ``corpora/wordnet``
 (``python -m nltk.downloader wordnet``), then Debian's ``/usr/share/wordnet`` (``apt-get install wordnet-base``).
 All are the Princeton WordNet 3.0 database files; Debian's package leaves out the ``lexnames`` file NLTK's reader
-opens, so its list of lexicographer files is supplied here (the reader needs only their names and numbers).
+opens, and copies laid out for NLTK often carry it empty, so its list of lexicographer files is supplied here (the
+reader needs only their names and numbers).
 
 :func:`wordnet` gives the :class:`WordNet` of that source, loaded once per process:
 
@@ -177,8 +178,11 @@ def _nltk_reader(source: str) -> Any:
     folder = Path(source)
 
     class FolderWordNet(WordNetCorpusReader):
+        """NLTK's reader over a WordNet 3.0 ``dict`` folder, with ``lexnames`` supplied where the folder lacks it
+        (missing, or an empty placeholder some copies carry)."""
+
         def open(self, file: str):  # type: ignore[override]
-            if file == "lexnames" and not (folder / file).is_file():
+            if file == "lexnames" and not ((folder / file).is_file() and (folder / file).stat().st_size):
                 return io.StringIO(lexnames_text())
             return super().open(file)
 
