@@ -3,6 +3,7 @@ word tokenizer with Punkt, the synonym list, two-word names, toilet seats, the c
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -65,6 +66,27 @@ def test_morphy_on_a_tiny_wordnet():
     assert wordnet.lemmatize("quickly", "r") == "quickly" and wordnet.lemmas["n"] >= {"dog", "bus"}
     assert "1" not in wordnet.lemmas["n"]  # the licence lines (they start with spaces) are no lemmas
     assert morphy("axes", "n", wordnet.lemmas["n"], wordnet.exceptions["n"]) == ["axe", "ax"]  # in rule order; the shortest wins
+
+
+def test_wordnet_synonyms_come_from_the_reader_loaded_on_first_use_and_are_remembered():
+    """``lemma_names`` is every lemma name of every synset the reader gives; the reader loads once, on the first
+    synonym asked (the lemmatizer never loads it), and each word is asked of it once."""
+    def synset(*names):
+        return SimpleNamespace(lemmas=lambda: [SimpleNamespace(name=lambda name=name: name) for name in names])
+
+    asked, loads = [], []
+
+    class Reader:
+        def synsets(self, word):
+            asked.append(word)
+            return [synset("car", "auto"), synset("car", "railcar", "cable_car")] if word == "car" else []
+
+    wordnet = WordNet(lambda name: ["dog n 1 0 1 0 01"] if name == "index.noun" else [],
+                      load_reader=lambda: loads.append(1) or Reader())
+    assert wordnet.lemmatize("dogs") == "dog" and loads == []
+    assert wordnet.lemma_names("car") == {"car", "auto", "railcar", "cable_car"}
+    assert wordnet.lemma_names("car") == {"car", "auto", "railcar", "cable_car"} and wordnet.lemma_names("zzz") == frozenset()
+    assert loads == [1] and asked == ["car", "zzz"]
 
 
 @pytest.fixture(scope="module")
