@@ -272,6 +272,15 @@ def test_the_tagger_normalizes_words_as_nltk_does():
         "!YEAR", "!DIGITS", "!DIGITS", "!DIGITS", "!DIGITS", "!HYPHEN", "-5", "-", "dog", "", "!HYPHEN"]
 
 
+def test_a_model_without_a_bias_feature_adds_nothing_for_it():
+    """NLTK skips a feature its model lacks, ``bias`` included: no other feature's weights stand in for it."""
+    from capeval.text.english import PerceptronTags
+
+    model = ({"i suffix ogs": {"NNS": 1.0}, "i-1 tag NNS": {"VBP": 2.0}}, {}, ["DT", "NN", "NNS", "VBP"])
+    tokens = ["a", "dogs", "run", "the"]
+    assert PerceptronTags(*model)([tokens]) == [[tag for _, tag in nltk_tagger(*model).tag(tokens)]] == [["VBP", "NNS", "VBP", "VBP"]]
+
+
 def test_batched_tags_break_ties_as_nltk_does(token_lists):
     """Weights of -1, 0 and 1 on a few features: most scores tie, and the later tag in alphabetical order must win."""
     from capeval.text.english import PerceptronTags
