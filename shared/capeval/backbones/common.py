@@ -104,8 +104,9 @@ def length_batches(items: Sequence[T], size: int, length: Callable[[T], Any], *,
 
 
 def token_budget_batches(items: Sequence[T], budget: int, lengths: Callable[[T], tuple[int, ...]], *,
-                         longest_first: bool = True) -> list[list[T]]:
-    """``items`` sorted by total length and packed into batches whose padded size stays within ``budget`` tokens.
+                         longest_first: bool = True, key: Callable[[T], Any] | None = None) -> list[list[T]]:
+    """``items`` sorted by total length (or by ``key``) and packed into batches whose padded size stays within
+    ``budget`` tokens.
 
     ``lengths`` gives an item's length in each padded stream (text ids, image regions, …); a batch of n items
     pads every stream to its longest, so it costs n × Σ max(stream). An item that alone exceeds the budget gets
@@ -114,9 +115,12 @@ def token_budget_batches(items: Sequence[T], budget: int, lengths: Callable[[T],
 
     >>> token_budget_batches(["aaaa", "b", "cc", "ddd"], 6, lambda s: (len(s), 1))
     [['aaaa'], ['ddd'], ['cc', 'b']]
+    >>> token_budget_batches(["aaaa", "b", "cc", "ddd"], 6, lambda s: (len(s), 1), key=str, longest_first=False)
+    [['aaaa'], ['b', 'cc'], ['ddd']]
     """
-    def key(item: T) -> tuple[int, tuple[int, ...]]:
-        return sum(lengths(item)), lengths(item)
+    if key is None:
+        def key(item: T) -> tuple[int, tuple[int, ...]]:
+            return sum(lengths(item)), lengths(item)
 
     batches: list[list[T]] = []
     batch: list[T] = []
