@@ -60,8 +60,9 @@ TEXT_CACHE_SIZE = 50_000
 #: of COCO's Karpathy test split, so scoring several systems' captions of them decodes each image once.
 IMAGE_CACHE_SIZE = 20_000
 #: At most this many image-decoding workers by default on CUDA. On an H100, 4 took CLIP-S with one image per caption
-#: from 176 to 283 captions/s (docs/speed.md); 8 lets decoding use more of a GPU host's cores.
-MAX_DEFAULT_WORKERS = 8
+#: from 176 to 283 captions/s (docs/speed.md); a cold call is bound by decoding and resizing JPEGs on the CPU, so the
+#: default takes every core of a GPU host, up to this many.
+MAX_DEFAULT_WORKERS = 32
 
 
 def clean_text(text: str) -> str:
@@ -266,12 +267,14 @@ def decoded(batch: torch.Tensor | ImageLoadError) -> torch.Tensor:
 
 
 def default_image_workers(device: torch.device) -> int:
-    """Image-decoding worker processes when none are asked for: on CUDA one per CPU core but one, at most
-    :data:`MAX_DEFAULT_WORKERS`, so decoding overlaps the GPU's forward pass; none on CPU (workers would take cores
-    from the forward pass) or inside a daemonic process (which cannot start children)."""
+    """Image-decoding worker processes when none are asked for: on CUDA one per CPU core this process may run on but
+    one (the main process feeds the GPU), at most :data:`MAX_DEFAULT_WORKERS`, so decoding overlaps the GPU's forward
+    pass; none on CPU (workers would take cores from the forward pass) or inside a daemonic process (which cannot
+    start children)."""
     if device.type != "cuda" or multiprocessing.current_process().daemon:
         return 0
-    return max(0, min(MAX_DEFAULT_WORKERS, (os.cpu_count() or 1) - 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(MAX_DEFAULT_WORKERS, cores - 1))
 
 
 class FeatureRowCache(BoundedCache):

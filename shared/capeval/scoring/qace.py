@@ -58,6 +58,9 @@ DEFAULT_QA_MODEL = "ThomasNLG/t5-qa_squad2neg-en"
 DEFAULT_BERTSCORE_MODEL = "bert-base-multilingual-cased"
 DEFAULT_BERTSCORE_LAYERS = {"bert-base-multilingual-cased": 9}
 COLUMNS = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
+#: Sentences per encoding batch of the answer-similarity BERTScore on GPU, where a batch of BERTScore's 64 short answers
+#: is bound by kernel launches (on CPU it keeps BERTScore's 64). The similarities do not depend on it (no padding quirk).
+GPU_SIMILARITY_BATCH_SIZE = 512
 
 
 @dataclass(frozen=True)
@@ -240,12 +243,17 @@ class T5TextGenerator:
 
     def generate(self, fields: Sequence[dict[str, str]], *, batch_size: int | None = None, show_progress: bool | None = None,
                  desc: str = "T5") -> list[tuple[str, float]]:
-        """(decoded text, answerability) per input (:meth:`input_ids`), in input order; batches group similar lengths,
-        padding is masked."""
+        """(decoded text, answerability) per input (:meth:`input_ids`), in input order. Each distinct input is generated
+        once (the same question on the same reference, a caption given twice); batches group similar lengths, padding
+        is masked."""
         ids = self.input_ids(fields)
+        first: dict[tuple[int, ...], int] = {}  # each distinct input: its first index
+        for i, seq in enumerate(ids):
+            first.setdefault(tuple(seq), i)
+        distinct = list(first.values())
         batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
-        batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]))
-        results: list[tuple[str, float]] = [("", 0.0)] * len(ids)
+        batches = length_batches(distinct, batch_size, lambda i: len(ids[i]))
+        results: dict[int, tuple[str, float]] = {}
         pad = self.tokenizer.pad_token_id or 0
         with torch.inference_mode():
             for batch in progress(batches, desc=desc, show=show_progress):
@@ -257,7 +265,7 @@ class T5TextGenerator:
                                model=self.name_or_path)
                 for i, seq, value in zip(batch, sequences, answerability):
                     results[i] = (self.format.decode(self.tokenizer, seq), float(value))
-        return results
+        return [results[first[tuple(seq)]] for seq in ids]
 
 
 class QaceScorer(CaptionScorer):
@@ -446,11 +454,15 @@ class QaceScorer(CaptionScorer):
                     for per_context in answered[i]] for i in range(len(asked))]
         flat = [record for per_caption in records for per_context in per_caption for record in per_context]
         if flat:
-            # bert_score's batch-padding quirk is off, so an answer pair's similarity does not depend on the others.
+            # bert_score's batch-padding quirk is off, so an answer pair's similarity does not depend on the others: each
+            # distinct (predicted answer, span) pair is matched once.
             scorer = BERTScorer(self.bertscore_model, layer=self.bertscore_layer, device=self.device, pad_like_bert_score=False)
-            similarities = scorer.score([r["predicted_answer"] for r in flat], [[r["answer"]] for r in flat])["f1"]
-            for record, similarity in zip(flat, similarities):
-                record["bertscore"] = float(similarity)
+            pairs = list(dict.fromkeys((r["predicted_answer"], r["answer"]) for r in flat))
+            batch_size = GPU_SIMILARITY_BATCH_SIZE if self.device.type == "cuda" else None
+            scored = scorer.score([predicted for predicted, _ in pairs], [[span] for _, span in pairs], batch_size=batch_size)["f1"]
+            similarities = dict(zip(pairs, scored))
+            for record in flat:
+                record["bertscore"] = float(similarities[record["predicted_answer"], record["answer"]])
         return records
 
     def _record(self, question: str, span: str, predicted: str, answerability: float) -> dict[str, Any]:

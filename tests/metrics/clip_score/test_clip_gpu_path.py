@@ -123,13 +123,22 @@ def test_a_corrupt_image_raises_its_own_error_from_a_worker(spread_clip, workers
 
 
 def test_default_workers_only_on_cuda_outside_daemons(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    def cores(count):  # the cores this process may run on
+        monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(count)))
+        monkeypatch.setattr("os.cpu_count", lambda: 2 * count)  # the machine's, more than the process may use
+
+    cores(16)
     assert default_image_workers(torch.device("cpu")) == 0
-    assert default_image_workers(torch.device("cuda")) == 8
-    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert default_image_workers(torch.device("cuda")) == 15
+    cores(64)
+    assert default_image_workers(torch.device("cuda")) == 32
+    cores(6)
     assert default_image_workers(torch.device("cuda")) == 5
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    cores(2)
     assert default_image_workers(torch.device("cuda")) == 1
+    monkeypatch.delattr("os.sched_getaffinity")
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert default_image_workers(torch.device("cuda")) == 3
     monkeypatch.setattr(multiprocessing.current_process(), "daemon", True)
     assert default_image_workers(torch.device("cuda")) == 0
 
