@@ -203,6 +203,8 @@ COMMANDS = {
                      ("models", "benchmarks")),
     "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables",
                   ("models", "benchmarks")),
+    "download": ("capeval.scoring.spice", "download what a metric needs once, never while scoring: spice (Stanford CoreNLP 3.6.0)",
+                 ()),
 }
 
 

@@ -9,8 +9,8 @@ group (``name = "package.module:ScorerClass"``), so a lab can publish a metric f
 :func:`resolve` is the one way from a metric spec (a name, ``"name:key=value,..."``, ``(name, options)``, a
 scorer, an evaluate module) to a scorer; :func:`load` gives the evaluate module of a name.
 
->>> sorted(METRICS)
-['amber', 'bert_tbr', 'bertscore', 'bleu', 'chair', 'cider', 'clip_score', 'meteor', 'pac_score', 'polos', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
+>>> {'bleu', 'cider', 'umic'} <= set(METRICS)  # every folder of metrics/ with a module (docs/metrics lists them)
+True
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
 >>> resolve("bleu:order=2").options()

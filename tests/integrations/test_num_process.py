@@ -12,8 +12,9 @@ MODULES = [
     pytest.param("bleu", {}, id="bleu"),
     pytest.param("rouge", {}, id="rouge"),
     pytest.param("cider", {}, id="cider"),
-    pytest.param("meteor", {}, id="meteor",
-                 marks=pytest.mark.skipif(shutil.which("java") is None, reason="METEOR needs a Java runtime")),
+    pytest.param("meteor", {}, id="meteor"),
+    pytest.param("meteor", {"engine": "jar"}, id="meteor-jar",
+                 marks=pytest.mark.skipif(shutil.which("java") is None, reason="METEOR's jar needs a Java runtime")),
     pytest.param("bert_tbr", {"model_name": "fixture:tiny_bert_path", "layer": 8, "beta": 0.4}, id="bert_tbr"),
     pytest.param("smurf", {"spurts_model": "fixture:tiny_roberta_path", "mima_model": "fixture:tiny_distilbert_path"}, id="smurf"),
 ]

@@ -75,7 +75,7 @@ SCRIPT = textwrap.dedent("""
     import sys
     from capeval.scoring.coco import MeteorScorer
     from capeval.scoring.meteor_jar import MeteorError
-    scorer = MeteorScorer()
+    scorer = MeteorScorer(engine="jar")
     jar = scorer.jar()
     jar.startup_timeout, jar.timeout = 0.0, 0.5   # the first answer is overdue: the JVM is killed mid-call
     try:
@@ -105,7 +105,7 @@ def test_ctrl_c_during_capeval_score_prints_one_line_and_exits(tmp_path):
     pytest.importorskip("pycocoevalcap")
     env = {**os.environ, "PYTHONPATH": str(LIBRARY)}
     # A terminal's Ctrl-C signals the whole foreground process group: Python and its JVM.
-    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--offline", "meteor"], env=env, stdout=subprocess.PIPE,
+    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--metric", "meteor:engine=jar"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert run.stdout.readline().startswith("Scoring")
     time.sleep(1.0)  # the JVM is starting
