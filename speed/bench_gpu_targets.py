@@ -112,7 +112,7 @@ def vilbertscore_flops(scorer, captions: list[str], references: list[list[str]],
     pairs = dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (captions[i], *refs))
     texts = list(dict.fromkeys(caption for caption, _ in pairs))
     ids = dict(zip(texts, scorer.model_input_ids(texts, scorer.word_pieces(texts))))
-    task = int(scorer.model().task_token)
+    task = int(scorer.model.task_token)
     return sum(flops.vilbert_pair(scorer.architecture, len(ids[caption]) + task, regions[image].num_boxes + 1, scorer.layer)
                for caption, image in pairs)
 
@@ -171,11 +171,11 @@ class GenerationFlops:
     length) and of its answer-similarity encoder (each sentence at its own length) while attached."""
 
     def __init__(self):
-        import capeval.scoring.qace as qace
+        import capeval.backbones.t5 as t5
         from capeval.text.encoder import TextEncoder
 
         self.total = 0
-        generate, encode = qace.greedy_generate, TextEncoder.forward_ids
+        generate, encode = t5.greedy_generate, TextEncoder.forward_ids
 
         def counted_generate(model, *, max_length, **inputs):
             sequences, answerability = generate(model, max_length=max_length, **inputs)
@@ -187,7 +187,7 @@ class GenerationFlops:
             self.total += sum(flops.bert_encoder(encoder.model.config, len(ids), layers=encoder.layer) for ids in id_lists)
             return encode(encoder, id_lists, **kwargs)
 
-        qace.greedy_generate, TextEncoder.forward_ids = counted_generate, counted_encode
+        t5.greedy_generate, TextEncoder.forward_ids = counted_generate, counted_encode
 
     def take(self) -> int:
         total, self.total = self.total, 0
@@ -262,7 +262,7 @@ def clip_score(args, device_name: str, folder: Path) -> dict:
     scorer = capeval.resolve((name, options))
     _, cold = evaluate_call(captions, scorer, inputs)
     _, warm = evaluate_call(captions, scorer, inputs)
-    encoder = scorer.encoder()
+    encoder = scorer.encoder
     texts = list(dict.fromkeys([*captions, *(r for refs in references for r in refs)]))
     call_flops = len(captions) * flops.clip_image(encoder.model.config) + sum(
         flops.clip_text(encoder.model.config, len(ids)) for ids in encoder.token_ids(texts, scorer.mode))
@@ -277,7 +277,7 @@ def clip_score(args, device_name: str, folder: Path) -> dict:
     # The default twice, around the count before: the two give the spread between calls of one setting.
     for label, workers in (("now", None), ("before", before), ("now, again", None)):
         measured = capeval.resolve((name, {**options, "num_workers": workers}))
-        phases = Phases(measured.encoder(), ["image_features", "text_features"])
+        phases = Phases(measured.encoder, ["image_features", "text_features"])
         clear_feature_caches()
         _, seconds = evaluate_call(captions, measured, inputs)
         split = phases.take()

@@ -45,9 +45,10 @@ import numpy as np
 import regex
 import torch
 
+from ..checkpoints import load_checked, read_state_dict
 from ..models import BoundedCache, ModelUnavailableError, cached, load_pretrained, resolve_device
 from ..vision.images import ImageLoadError, image_digest, open_image
-from .common import length_batches, load_checked, pad_ids, read_state_dict
+from .common import length_batches, pad_ids
 from .precision import autocast_forward
 
 #: OpenAI CLIP's context length: token ids per text, ``<|startoftext|>`` and ``<|endoftext|>`` included.

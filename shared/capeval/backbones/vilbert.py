@@ -35,8 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checkpoints import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
-from .common import additive_mask, load_checked, read_state_dict
+from .common import additive_mask
 
 #: Rows of the multi-task model's task-token table (``Embedding(20, hidden)``).
 NUM_TASK_TOKENS = 20

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
+from ..backbones.common import device_batch_size, length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.graphs import CapturedGraphs
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
@@ -44,8 +44,7 @@ from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
-from .bertscore import match_one_candidate
-from .matching import normalize_rows
+from .matching import match_one_candidate, normalize_rows
 from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
@@ -333,19 +332,16 @@ class VilbertScoreScorer(CaptionScorer):
         self.group_by_image = bool_option("group_by_image", group_by_image)
         self.cuda_graphs = bool_option("cuda_graphs", cuda_graphs)
         self.torch_compile = bool_option("torch_compile", torch_compile)
-        self._model: VilbertModel | None = None
-        self._tokenizer: Any = None
         self._forward: Callable[..., torch.Tensor] | None = None
 
     def options(self) -> dict[str, Any]:
         return {"checkpoint": model_id(self.checkpoint), "config": DEFAULT_CONFIG_NAME if self.config is None else model_id(self.config),
                 "tokenizer": model_id(self.tokenizer_name), "layer": self.layer, "mode": self.mode, **reduced_precision(self.dtype)}
 
+    @property
     def model(self) -> VilbertModel:
-        """The ViLBERT (loaded on first use, shared through capeval's model cache)."""
-        if self._model is None:
-            self._model = load_vilbert(self.checkpoint, config=self.config, device=self.device)
-        return self._model
+        """The ViLBERT (cached process-wide, loaded on first use)."""
+        return load_vilbert(self.checkpoint, config=self.config, device=self.device)
 
     @property
     def fixed_shapes(self) -> bool:
@@ -357,7 +353,7 @@ class VilbertScoreScorer(CaptionScorer):
         model under autocast, compiled with ``torch_compile`` and replayed from CUDA graphs with ``cuda_graphs`` on CUDA
         (built once per scorer, so captured graphs and compiled code serve every later call)."""
         if self._forward is None:
-            model = self.model()
+            model = self.model
             task_id = RETRIEVAL_COCO_TASK if model.task_token else None
             graphs = self.cuda_graphs and self.device.type == "cuda"
 
@@ -371,24 +367,24 @@ class VilbertScoreScorer(CaptionScorer):
             self._forward = CapturedGraphs(forward) if graphs else forward
         return self._forward
 
+    @property
     def tokenizer(self) -> Any:
-        if self._tokenizer is None:
-            tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512)
-            vocab = self.architecture.vocab_size
-            if len(tokenizer) > vocab:
-                raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the model's vocabulary has "
-                                 f"{vocab}; ViLBERT needs bert-base-uncased")
-            self._tokenizer = tokenizer
-        return self._tokenizer
+        """The caption tokenizer (cached process-wide), checked against the model's vocabulary."""
+        tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512)
+        vocab = self.architecture.vocab_size
+        if len(tokenizer) > vocab:
+            raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the model's vocabulary has "
+                             f"{vocab}; ViLBERT needs bert-base-uncased")
+        return tokenizer
 
     def word_pieces(self, captions: Sequence[str]) -> list[list[int]]:
         """The word-piece ids of each lower-cased caption (no special tokens)."""
-        return self.tokenizer()([caption.lower() for caption in captions], add_special_tokens=False)["input_ids"] if captions else []
+        return self.tokenizer([caption.lower() for caption in captions], add_special_tokens=False)["input_ids"] if captions else []
 
     def model_input_ids(self, captions: Sequence[str], pieces: Sequence[Sequence[int]]) -> list[list[int]]:
         """Model input ids per caption: its word pieces in ``[CLS] … [SEP]``, cut to the 37-id window in code
         mode; in clean mode a caption longer than the position table raises ``ValueError``."""
-        tokenizer = self.tokenizer()
+        tokenizer = self.tokenizer
         if self.mode == "code":
             windows = [released_text_input(p, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id) for p in pieces]
             return [ids[: sum(mask)] for ids, mask in windows]  # padding is masked, so it need not be fed
@@ -401,17 +397,15 @@ class VilbertScoreScorer(CaptionScorer):
 
     def _regions(self, count: int, images: list | None, region_features: list | None,
                  show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
-        """Region features per caption and what produced them; their shape is checked against the model."""
-        regions, source = regions_for("ViLBERTScore", "ViLBERT features", images=images, region_features=region_features,
-                                      extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-        if len(regions) != count:
-            raise ValueError(f"got {count} predictions but {len(regions)} region features; they must match")
+        """Region features per caption and what they are (:func:`regions_for`); their shape is checked against the model."""
+        regions, features = regions_for("ViLBERTScore", "ViLBERT features", count, images=images, region_features=region_features,
+                                        extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         width = self.architecture.v_feature_size
         for i, item in enumerate(regions):
             if item.feature_dim != width:
                 raise ValueError(f"region_features[{i}] has {item.feature_dim}-d features; this ViLBERT takes {width}-d "
                                  "(vqa-maskrcnn-benchmark ResNeXt-152 fc6)")
-        return regions, source
+        return regions, features
 
     def encode(self, pairs: Sequence[tuple[str, int]], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
                show_progress: bool | None = None) -> dict[tuple[str, int], tuple[np.ndarray, ScoredRows]]:
@@ -419,8 +413,8 @@ class VilbertScoreScorer(CaptionScorer):
         :class:`ScoredRows`. Pairs go through the model in batches (``batch_size`` pairs, or as many as fit the scorer's
         ``token_budget``) of similar length, each image's pairs together with ``group_by_image``; each batch is built in
         a background thread (in pinned memory on CUDA) while the previous one runs."""
-        model = self.model()
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
+        model = self.model
+        batch_size = device_batch_size(batch_size, self.device, gpu=GPU_BATCH_SIZE, cpu=CPU_BATCH_SIZE)
         captions = list(dict.fromkeys(caption for caption, _ in pairs))
         pieces = self.word_pieces(captions)
         ids = dict(zip(captions, self.model_input_ids(captions, pieces)))
@@ -465,7 +459,7 @@ class VilbertScoreScorer(CaptionScorer):
               region_features: list | None = None, batch_size: int | None = None, show_progress: bool | None = None) -> Scores:
         if references is None:
             raise ValueError("ViLBERTScore needs references: pass one list of reference captions per prediction")
-        regions, source = self._regions(len(predictions), images, region_features, show_progress)
+        regions, features = self._regions(len(predictions), images, region_features, show_progress)
         # One index per distinct image, so a caption shared by predictions of the same image is encoded once.
         image_of = first_equal_images(regions)
         pairs = list(dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (predictions[i], *refs)))
@@ -477,8 +471,7 @@ class VilbertScoreScorer(CaptionScorer):
             values = match_references(candidate, candidate_rows, [rows for rows, _ in matched], [scored for _, scored in matched])
             for name, value in zip(columns, values):
                 columns[name].append(value)
-        kinds = ",".join(sorted({item.kind for item in regions}))
-        return Scores(columns, inputs={"features": f"{kinds}:{source}", "boxes": _span(item.num_boxes for item in regions),
+        return Scores(columns, inputs={"features": features, "boxes": _span(item.num_boxes for item in regions),
                                        "references": _span(len(refs) for refs in references)})
 
 

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from capeval.backbones.precision import autocast_forward
+from capeval.backbones.t5 import load_t5
 from capeval.backbones.visual_t5 import VisualT5Answerer, save_random_t5
-from capeval.scoring.qace import QaceScorer, load_t5
+from capeval.scoring.qace import QaceScorer
 from capeval.vision.regions import as_region_features
 
 from fixtures.qace import CAPTIONS, REFERENCES, T5_WORDS
@@ -84,8 +85,9 @@ def test_dtype_enters_the_options_only_when_reduced(qace_options):
 
 
 def test_each_distinct_input_is_generated_once(monkeypatch, tiny_qa):
-    from capeval.scoring import qace
-    from capeval.scoring.qace import QA_FORMATS, T5TextGenerator
+    from capeval.backbones import t5
+    from capeval.backbones.t5 import T5TextGenerator
+    from capeval.scoring.qace import QA_FORMATS
 
     generator = T5TextGenerator(tiny_qa, QA_FORMATS["questeval"], device="cpu")
     fields = [{"question": q, "context": c} for q, c in [("what is riding?", "two men ride horses"), ("where?", "a dog on the grass"),
@@ -93,8 +95,8 @@ def test_each_distinct_input_is_generated_once(monkeypatch, tiny_qa):
                                                           ("where?", "a dog on the grass")]]
     expected = [generator.generate([item])[0] for item in fields]
     rows = []
-    original = qace.greedy_generate
-    monkeypatch.setattr(qace, "greedy_generate", lambda model, **inputs: rows.append(len(inputs["input_ids"])) or original(model, **inputs))
+    original = t5.greedy_generate
+    monkeypatch.setattr(t5, "greedy_generate", lambda model, **inputs: rows.append(len(inputs["input_ids"])) or original(model, **inputs))
     results = generator.generate(fields, batch_size=2)
     assert rows == [2, 1], "three distinct inputs, in batches of two"
     assert [text for text, _ in results] == [text for text, _ in expected]

@@ -21,7 +21,7 @@ def images(sample_vilbert_features, random_vilbert_features):
 def scores_and_calls(scorer, images, **call) -> tuple[dict[str, list[float]], list[dict]]:
     """The scores, and per forward pass the shapes the model received (text rows × length, image rows)."""
     calls = []
-    hook = scorer.model().register_forward_pre_hook(
+    hook = scorer.model.register_forward_pre_hook(
         lambda _, args, kwargs: calls.append({"texts": tuple(args[0].shape), "images": args[2].shape[0], "masked": args[4] is not None,
                                               "index": kwargs.get("image_index")}), with_kwargs=True)
     try:
