@@ -192,7 +192,7 @@ def openai_to_transformers(state: dict[str, torch.Tensor]) -> dict[str, torch.Te
     """An OpenAI CLIP (ViT) state dict with ``CLIPModel``'s keys: fused attention inputs split into q, k and v,
     projections transposed; LongCLIP's two position tables (``positional_embedding`` and
     ``positional_embedding_res``) become the one table its text tower adds (:data:`LONGCLIP_KEPT_POSITIONS`).
-    Unknown keys are kept as they are, so :func:`~capeval.backbones.common.load_checked` reports them."""
+    Unknown keys are kept as they are, so :func:`~capeval.checkpoints.load_checked` reports them."""
     state = {key: value for key, value in state.items() if key not in _OPENAI_METADATA}
     residual = state.pop("positional_embedding_res", None)
     if residual is not None and "positional_embedding" in state:
