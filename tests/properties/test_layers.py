@@ -2,7 +2,6 @@
 (function-level imports included), so that following a call goes through each module once."""
 
 import ast
-from pathlib import Path
 
 import pytest
 
