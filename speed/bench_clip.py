@@ -64,7 +64,7 @@ def caption_words(rows) -> list[str]:
 @torch.inference_mode()
 def one_pair_per_forward(scorer: ClipScoreScorer, captions, references, images) -> tuple[list[float], list[float]]:
     """CLIP-S and RefCLIP-S with one forward pass per image, caption and reference, texts padded to 77 ids."""
-    encoder = scorer.encoder()
+    encoder = scorer.encoder
     model = encoder.model
 
     def text(caption: str) -> np.ndarray:
@@ -106,7 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         save_random_clip(folder, words=caption_words(rows), hidden_size=512, vision_width=768, layers=12, heads=8, projection_dim=512)
         scorer = ClipScoreScorer(model_name=folder, device=args.device)
-        encoder = scorer.encoder()
+        encoder = scorer.encoder
         where = torch.cuda.get_device_name() if scorer.device.type == "cuda" else "CPU"
         parameters = sum(p.numel() for p in encoder.model.parameters()) / 1e6
         print(f"CLIP-S + RefCLIP-S on {where}: random CLIP with ViT-B/32 sizes ({parameters:.0f}M parameters); "
@@ -137,7 +137,7 @@ def main() -> None:
         for options in variants:
             variant = ClipScoreScorer(model_name=folder, device=args.device, **options)
             variant.score(captions[:2], references[:2], images=images[:2])
-            variant.encoder().clear_caches()
+            variant.encoder.clear_caches()
             cold, t_cold = timed(lambda: variant.score(captions, references, images=images))
             _, t_warm = timed(lambda: variant.score(captions, references, images=images))
             gaps = [np.abs(np.array(cold[column]) - np.array(ours_cold[column])) for column in ("clip_s", "refclip_s")]

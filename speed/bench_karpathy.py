@@ -46,8 +46,10 @@ import signal
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import Iterator
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("CAPEVAL_PROGRESS", "0")
@@ -206,7 +208,6 @@ def build_runs(name: str, folder: Path, captions, references, sizes: dict, devic
 
 
 def stand_in_runs(name: str, folder: Path, captions, references, sizes: dict, device: str, spans: dict | None, dtype: str):
-    import capeval
     from capeval.backbones.clip import save_random_clip
 
     texts = captions + [r for refs in references for r in refs]
@@ -252,7 +253,17 @@ def stand_in_runs(name: str, folder: Path, captions, references, sizes: dict, de
         pool = region_pool(100)
         inputs["region_features"] = [pool[i % len(pool)] for i in range(len(captions))]
         return ("vilbertscore", {"checkpoint": checkpoint, "config": str(config_path), "tokenizer": tokenizer, "device": device}), inputs
-    # QACE: build the scorer here so that precomputed spans can stand in for spaCy.
+    variant = name.removeprefix("qace_")
+    scorer = qace_scorer(save_qace_models(folder, words, sizes, variant=variant, device=device), spans, dtype)
+    if variant == "img":
+        pool = region_pool(100)
+        inputs = {"region_features": [pool[i % len(pool)] for i in range(len(captions))]}
+    return scorer, inputs
+
+
+def save_qace_models(folder: Path, words: list[str], sizes: dict, *, variant: str, device: str) -> dict:
+    """QACE's stand-in models (T5 question generator and answerer, Visual-T5, the answer-similarity BERT) saved under
+    ``folder``, as the options of a QACE scorer."""
     from capeval.backbones.visual_t5 import save_random_t5
 
     t5_words = [*words, "answer", "context", "question", "visual"]
@@ -260,34 +271,44 @@ def stand_in_runs(name: str, folder: Path, captions, references, sizes: dict, de
                                    initializer_factor=5.0, **sizes["t5"])
               for seed, part in enumerate(("qg", "qa", "visual_t5"))}
     bert = save_bert(folder / "bert-multilingual", words, cased=True, **sizes["bert"])
-    variant = name.removeprefix("qace_")
-    options = {"variant": variant, "qg_model": models["qg"], "qa_model": models["qa"], "visual_t5": models["visual_t5"],
-               "visual_t5_tokenizer": models["visual_t5"], "bertscore_model": bert, "bertscore_layer": sizes["bert_tbr_layer"],
-               "device": device}
+    return {"variant": variant, "qg_model": models["qg"], "qa_model": models["qa"], "visual_t5": models["visual_t5"],
+            "visual_t5_tokenizer": models["visual_t5"], "bertscore_model": bert, "bertscore_layer": sizes["bert_tbr_layer"],
+            "device": device}
+
+
+def qace_scorer(options: dict, spans: dict | None, dtype: str = "float32"):
+    """A QACE scorer with ``options`` (:func:`save_qace_models`) in ``dtype``; ``spans`` (the spans spaCy found, by
+    caption) stand in for spaCy where given."""
+    import capeval
+
     scorer = capeval.resolve(("qace", with_precision("qace", options, dtype)))
     if spans is not None:
         scorer.spans = PrecomputedSpans(spans, scorer.spans.spacy_model, scorer.spans.order)
-    if variant == "img":
-        pool = region_pool(100)
-        inputs = {"region_features": [pool[i % len(pool)] for i in range(len(captions))]}
-    return scorer, inputs
+    return scorer
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """:class:`Overrun` raised in the block once it has run ``seconds`` (``None``: no limit)."""
+    def stop(signum, frame):
+        raise Overrun
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    if seconds is not None:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def timed_call(captions, spec, inputs, limit: float | None = None) -> float:
     """Seconds of one ``capeval.evaluate`` call; with ``limit``, :class:`Overrun` once it runs past that many seconds."""
     import capeval
 
-    def stop(signum, frame):
-        raise Overrun
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    if limit is not None:
-        signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
+    with time_limit(limit):
         return timed(lambda: capeval.evaluate(captions, metrics=[spec], batch_size=None, show_progress=False, **inputs))[1]
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def spec_dtype(spec) -> str:

@@ -81,7 +81,7 @@ def main() -> None:
         options = {"config": args.config, "tokenizer": args.tokenizer or uncased_vocabulary_folder(
             [*predictions, *(r for refs in references for r in refs)], Path(tempfile.mkdtemp())), "device": device}
         scorer = VilbertScoreScorer(checkpoint, **options)
-        model = scorer.model()
+        model = scorer.model
         # Built while the temporary .bin exists; they share the model loaded from it through capeval's model cache.
         per_dtype = {dtype: VilbertScoreScorer(checkpoint, **options, dtype=dtype, token_budget=args.token_budget) for dtype in args.dtype}
     parameters = sum(p.numel() for p in model.parameters()) / 1e6

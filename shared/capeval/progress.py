@@ -49,13 +49,16 @@ def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "",
 
 def _library_switches() -> list[tuple[Callable[[], bool], Callable[[], None], Callable[[], None]]]:
     """(is on, turn off, turn on) of the bars of the libraries capeval calls: transformers (with huggingface_hub's,
-    which it switches too) and datasets."""
-    import datasets
+    which it switches too) and datasets where it is installed (the model metrics do not need it)."""
     from transformers.utils import logging as transformers_logging
 
-    return [(transformers_logging.is_progress_bar_enabled, transformers_logging.disable_progress_bar,
-             transformers_logging.enable_progress_bar),
-            (datasets.is_progress_bar_enabled, datasets.disable_progress_bars, datasets.enable_progress_bars)]
+    switches = [(transformers_logging.is_progress_bar_enabled, transformers_logging.disable_progress_bar,
+                 transformers_logging.enable_progress_bar)]
+    try:
+        import datasets
+    except ImportError:
+        return switches
+    return switches + [(datasets.is_progress_bar_enabled, datasets.disable_progress_bars, datasets.enable_progress_bars)]
 
 
 @contextmanager

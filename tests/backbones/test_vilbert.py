@@ -133,6 +133,24 @@ def test_padding_and_batching_do_not_change_real_positions(tiny_checkpoints, tin
             assert (batched[row, : length + 1] - alone[0]).abs().max() < 1e-5
 
 
+def test_shared_image_rows_equal_one_image_per_text(tiny_checkpoints, tiny_vilbert_config_path):
+    """image_index: two images embedded once each and read by four texts give every text the states it gets with
+    its own copy of its image; and an image mask of ones (no padded region) equals no mask at all."""
+    model = load_vilbert(tiny_checkpoints["multi_task"], config=tiny_vilbert_config_path, device="cpu")
+    ids, text_mask, features, locations, image_mask = _inputs(model.config, [12, 5, 8, 3], [101, 37, 101, 101], seed=5)
+    index = torch.tensor([1, 0, 1, 1])
+    with torch.inference_mode():
+        copied = model(ids, text_mask, features[index], locations[index], image_mask[index], task_id=7)[-1]
+        shared = model(ids, text_mask, features[:2], locations[:2], image_mask[:2], task_id=7, image_index=index)[-1]
+        assert (copied - shared).abs().max() < 1e-5
+        assert not torch.allclose(shared[0], model(ids, text_mask, features[:2], locations[:2], image_mask[:2], task_id=7,
+                                                   image_index=torch.tensor([0, 0, 1, 1]))[-1][0], atol=1e-3)
+        full = torch.ones(4, 101)
+        with_ones = model(ids, text_mask, features[index], locations[index], full, task_id=7)[-1]
+        without = model(ids, text_mask, features[index], locations[index], None, task_id=7)[-1]
+        assert (with_ones - without).abs().max() < 1e-5
+
+
 def test_random_checkpoint_round_trips(tmp_path, tiny_vilbert_config_path):
     config = read_vilbert_config(tiny_vilbert_config_path)
     path = save_random_checkpoint(tmp_path / "random.bin", config, task_token=False, seed=4)

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from capeval.benchmarks import markdown_table
+from capeval.benchmarks import results_markdown
 from capeval.benchmarks import run_benchmark
 from capeval.benchmarks import run_benchmarks
 from capeval.benchmarks import write_outputs
@@ -87,7 +87,7 @@ def test_outputs_markdown_csv_json_and_plots(tmp_path):
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved[0]["settings"]["versions"]["capeval"] and saved[2]["skipped"]
     assert (tmp_path / "results.csv").read_text().count("\n") == 1 + 6 + 5
-    table = markdown_table(results)
+    table = results_markdown(results)
     assert "### THumB 1.0 (MSCOCO)" in table and "| words |" in table and "skipped" in table
 
 

@@ -1,6 +1,8 @@
 """CAPEVAL_PROGRESS=0 hides every bar, transformers' "Loading weights" and datasets' included; bars name models
 as hashcodes do."""
 
+import sys
+
 import capeval
 import capeval.progress
 from capeval.models import clear_cache, model_id
@@ -58,3 +60,14 @@ def test_library_bars_come_back_after_nested_quiet_blocks(monkeypatch):
             assert not logging.is_progress_bar_enabled() and not datasets.is_progress_bar_enabled()
         assert not logging.is_progress_bar_enabled()
     assert logging.is_progress_bar_enabled() and datasets.is_progress_bar_enabled()
+
+
+def test_library_bars_without_datasets(monkeypatch):
+    """The model metrics' extra does not install datasets: a model loads quietly without it."""
+    from transformers.utils import logging
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets raises ImportError
+    monkeypatch.setenv("CAPEVAL_PROGRESS", "0")
+    with capeval.progress.library_bars():
+        assert not logging.is_progress_bar_enabled()
+    assert logging.is_progress_bar_enabled()

@@ -33,7 +33,7 @@ def transparent_copy(image: Image.Image) -> Image.Image:
 
 def fresh(scorer: ClipScoreScorer, image) -> float:
     """The image's score from an empty image cache."""
-    scorer.encoder().clear_caches()
+    scorer.encoder.clear_caches()
     return scorer.score(["a red car"], images=[image])["clip_s"][0]
 
 
@@ -43,10 +43,10 @@ def test_palette_images_with_the_same_indices_score_apart_in_one_call_and_across
     first, second = palette_images()
     expected = [fresh(scorer, first), fresh(scorer, second)]
     assert abs(expected[0] - expected[1]) > 1e-3
-    scorer.encoder().clear_caches()
+    scorer.encoder.clear_caches()
     together = scorer.score(["a red car"] * 2, images=[first, second])["clip_s"]
     np.testing.assert_allclose(together, expected, atol=1e-6)
-    scorer.encoder().clear_caches()
+    scorer.encoder.clear_caches()
     one_then_other = [scorer.score(["a red car"], images=[image])["clip_s"][0] for image in (first, second)]
     np.testing.assert_allclose(one_then_other, expected, atol=1e-6)
 
@@ -60,9 +60,9 @@ def test_transparency_changes_the_key_and_the_hf_pixels(spread_clip):
     hf = ClipScoreScorer(model_name=spread_clip, device="cpu", mode="hf")
     expected = [fresh(hf, first), fresh(hf, transparent)]
     assert abs(expected[0] - expected[1]) > 1e-4
-    hf.encoder().clear_caches()
+    hf.encoder.clear_caches()
     np.testing.assert_allclose(hf.score(["a red car"] * 2, images=[first, transparent])["clip_s"], expected, atol=1e-6)
-    hf.encoder().clear_caches()
+    hf.encoder.clear_caches()
     np.testing.assert_allclose([hf.score(["a red car"], images=[image])["clip_s"][0] for image in (first, transparent)],
                                expected, atol=1e-6)
     code = ClipScoreScorer(model_name=spread_clip, device="cpu")
@@ -77,7 +77,7 @@ def test_the_same_bytes_in_another_mode_or_shape_are_another_image(spread_clip):
     scorer = ClipScoreScorer(model_name=spread_clip, device="cpu")
     expected = [fresh(scorer, image) for image in images]
     assert len({round(value, 5) for value in expected}) == 4
-    scorer.encoder().clear_caches()
+    scorer.encoder.clear_caches()
     np.testing.assert_allclose(scorer.score(["a red car"] * 4, images=images)["clip_s"], expected, atol=1e-6)
 
 

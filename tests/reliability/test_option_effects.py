@@ -106,6 +106,10 @@ ELSEWHERE = {
              "tests/metrics/clip_score/test_clip_gpu_path.py, tests/metrics/qace/test_qace_gpu_path.py (and BERT-TBR's case above)",
     "token_budget": "batching only, the same numbers by design: the budget tests in the same two files",
     "num_workers": "image decoding only, the same numbers by design: tests/metrics/clip_score/test_clip_gpu_path.py",
+    "group_by_image": "batching only, the same numbers by design: tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
+    "cuda_graphs": "fixed-shape batches and CUDA graph replays, the same numbers by design: "
+                   "tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
+    "torch_compile": "compiled forward passes, the same numbers by design: tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
     "cache": "SPICE's cache of the jar's results, the same numbers by design: tests/metrics/spice/test_spice_scorer.py",
     "engine": "METEOR's engines give the same numbers by design: tests/metrics/meteor/test_meteor_engines.py, and "
               "tests/metrics/meteor/test_meteor_jar_equality.py on 25,822 captions",

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from capeval.scoring.bertscore import match_one_candidate, padding_floors
-from capeval.scoring.matching import normalize_rows, segment_max, segment_sum, token_weights
+from capeval.scoring.matching import match_one_candidate, normalize_rows, padding_floors, segment_max, segment_sum, token_weights
 from capeval.text.idf import idf_weights
 
 NO_FLOOR = np.array([-np.inf])

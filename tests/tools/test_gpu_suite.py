@@ -18,18 +18,31 @@ def test_gpu_suite_runs_quick_on_cpu(tmp_path):
                          env={**os.environ, "PYTHON": sys.executable}, capture_output=True, text=True)
     report = json.loads(output.read_text())
     assert run.returncode == 0 and report["passed"], run.stderr
-    assert [step["name"] for step in report["steps"]] == ["cuda_parity", "umic", "vilbertscore", "karpathy", "text_precision"]
-    assert (report["device"], report["quick"]) == ("cpu", True)
-    outputs = {step["name"]: step["output"] for step in report["steps"]}
-    assert "batched / one-by-one" in outputs["umic"] and "batched / one pair per forward" in outputs["vilbertscore"]
-    assert "| bfloat16 |" in outputs["umic"] and "| bfloat16 |" in outputs["vilbertscore"]
-    assert "| polos | polos | bfloat16 |" in outputs["text_precision"]
-    assert [row["metric"] for row in report["karpathy"]] == ["bleu", "bert_tbr", "umic", "qace_img"]
-    assert all(row["captions"] == 6 and row["cold_s"] > 0 for row in report["karpathy"])
-    # --dtype reaches the metrics that declare it, and only those.
-    assert [row["dtype"] for row in report["karpathy"]] == ["float32", "bfloat16", "bfloat16", "bfloat16"]
-    # The CUDA parity tests skip without a GPU (QACE's also without spaCy) and pass with one.
-    assert ("10 skipped" if not report["cuda"] else "10 passed") in outputs["cuda_parity"]
+    assert [step["name"] for step in report["steps"]] == ["cuda_parity", "vilbertscore", "qace_ref", "clip_score"]
+    assert (report["device"], report["quick"], report["gpu"]) == ("cpu", True, None)
+    steps = {step["name"]: step for step in report["steps"]}
+    # The CUDA parity tests skip without a GPU.
+    assert "12 skipped" in steps["cuda_parity"]["output"] and steps["cuda_parity"]["figures"] is None
+    figures = {name: steps[name]["figures"] for name in ("vilbertscore", "qace_ref", "clip_score")}
+    # Every figure carries its goal and the card that gave it, at the top and in each row.
+    assert {name: (f["metric"], f["device"], f["goal"] != "") for name, f in figures.items()} == {
+        name: (name, "CPU", True) for name in figures}
+    assert all(row["device"] == "CPU" for f in figures.values() for row in f["rows"])
+    vilbert = figures["vilbertscore"]["rows"]
+    assert [row["variant"].split(",")[0] for row in vilbert] == [
+        "before: pairs batched by length", "grouped by image", "grouped by image", "grouped by image", "cuda_graphs", "torch_compile"]
+    # Every measured variant scores as the path before (CUDA graphs fall back to eager on a CPU); no MFU without a
+    # known card; compilation is skipped in the quick run.
+    assert all(row["max_abs_diff_vs_before"] <= 1e-2 and row["mfu"] is None and row["captions_per_s"] > 0 for row in vilbert[:5])
+    assert "skipped" in vilbert[5]
+    qace = figures["qace_ref"]
+    assert [(row["dtype"], row["batch_size"]) for row in qace["rows"]] == [
+        ("float32", "default (1,024 on GPU)"), ("float32", 512), ("float32", 2048), ("bfloat16", "default (1,024 on GPU)")]
+    assert all(row["projected_split_s"] == pytest.approx(row["probe_s"] * 5000 / 4, abs=7) for row in qace["rows"])
+    assert qace["split"].startswith("not run") and qace["load_s"] > 0
+    clip = figures["clip_score"]
+    assert [row["label"] for row in clip["rows"]] == ["now", "before", "now, again"]
+    assert clip["first_call"]["cold_s"] > 0 and clip["captions"] == 6 and clip["references"] == 24
 
 
 def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):

@@ -12,6 +12,7 @@ from capeval.vision.extractors import (
     default_extractor,
     extract_regions,
     greedy_nms,
+    regions_for,
     select_butd_boxes,
 )
 from capeval.vision.regions import RegionFeatures
@@ -80,3 +81,20 @@ def test_without_detectron2_there_is_no_default_extractor(monkeypatch):
         default_extractor()
     with pytest.raises(ExtractorUnavailableError, match="detectron2 is not installed"):
         extractors.Detectron2BUTDExtractor("config.yaml", "weights.pkl")
+
+
+def test_regions_for_gives_one_region_set_per_caption_and_says_what_they_are(sample_image, tmp_path):
+    butd = RegionFeatures.from_butd(np.zeros((3, 2048)), np.zeros((3, 6)))
+    regions, described = regions_for("UMIC", "BUTD features", 2, images=None, region_features=[butd, butd])
+    assert regions == [butd, butd] and described == "butd:precomputed"
+    extractor = MeanColourExtractor()
+    # Given features win over images; images go through the extractor (once per distinct image).
+    assert regions_for("UMIC", "BUTD features", 1, images=[str(sample_image)], region_features=[butd], extractor=extractor)[0] == [butd]
+    regions, described = regions_for("UMIC", "BUTD features", 2, images=[str(sample_image)] * 2, region_features=None,
+                                     extractor=extractor, cache_dir=tmp_path)
+    assert extractor.calls == 1 and regions[0] is regions[1]
+    assert described == 'mean-colour:mean-colour({"dim": 2048, "offset": 0.0})'
+    with pytest.raises(ValueError, match=r"got 3 predictions but 2 region features; they must match"):
+        regions_for("QACE-Img", "36-box BUTD features", 3, images=None, region_features=[butd, butd])
+    with pytest.raises(ValueError, match=r"QACE-Img scores captions against images: pass region_features=\[...\] \(36-box BUTD"):
+        regions_for("QACE-Img", "36-box BUTD features", 1, images=None, region_features=None)

@@ -45,9 +45,10 @@ import numpy as np
 import regex
 import torch
 
+from ..checkpoints import load_checked, read_state_dict
 from ..models import BoundedCache, ModelUnavailableError, cached, load_pretrained, resolve_device
 from ..vision.images import ImageLoadError, image_digest, open_image
-from .common import length_batches, load_checked, pad_ids, read_state_dict
+from .common import length_batches, pad_ids
 from .precision import autocast_forward
 
 #: OpenAI CLIP's context length: token ids per text, ``<|startoftext|>`` and ``<|endoftext|>`` included.
@@ -66,8 +67,9 @@ TEXT_CACHE_SIZE = 50_000
 #: of COCO's Karpathy test split, so scoring several systems' captions of them decodes each image once.
 IMAGE_CACHE_SIZE = 20_000
 #: At most this many image-decoding workers by default on CUDA. On an H100, 4 took CLIP-S with one image per caption
-#: from 176 to 283 captions/s (docs/speed.md); 8 lets decoding use more of a GPU host's cores.
-MAX_DEFAULT_WORKERS = 8
+#: from 176 to 283 captions/s (docs/speed.md); a cold call is bound by decoding and resizing JPEGs on the CPU, so the
+#: default takes every core of a GPU host, up to this many.
+MAX_DEFAULT_WORKERS = 32
 
 
 def clean_text(text: str) -> str:
@@ -190,7 +192,7 @@ def openai_to_transformers(state: dict[str, torch.Tensor]) -> dict[str, torch.Te
     """An OpenAI CLIP (ViT) state dict with ``CLIPModel``'s keys: fused attention inputs split into q, k and v,
     projections transposed; LongCLIP's two position tables (``positional_embedding`` and
     ``positional_embedding_res``) become the one table its text tower adds (:data:`LONGCLIP_KEPT_POSITIONS`).
-    Unknown keys are kept as they are, so :func:`~capeval.backbones.common.load_checked` reports them."""
+    Unknown keys are kept as they are, so :func:`~capeval.checkpoints.load_checked` reports them."""
     state = {key: value for key, value in state.items() if key not in _OPENAI_METADATA}
     residual = state.pop("positional_embedding_res", None)
     if residual is not None and "positional_embedding" in state:
@@ -393,12 +395,14 @@ def decoded(batch: torch.Tensor | ImageLoadError) -> torch.Tensor:
 
 
 def default_image_workers(device: torch.device) -> int:
-    """Image-decoding worker processes when none are asked for: on CUDA one per CPU core but one, at most
-    :data:`MAX_DEFAULT_WORKERS`, so decoding overlaps the GPU's forward pass; none on CPU (workers would take cores
-    from the forward pass) or inside a daemonic process (which cannot start children)."""
+    """Image-decoding worker processes when none are asked for: on CUDA one per CPU core this process may run on but
+    one (the main process feeds the GPU), at most :data:`MAX_DEFAULT_WORKERS`, so decoding overlaps the GPU's forward
+    pass; none on CPU (workers would take cores from the forward pass) or inside a daemonic process (which cannot
+    start children)."""
     if device.type != "cuda" or multiprocessing.current_process().daemon:
         return 0
-    return max(0, min(MAX_DEFAULT_WORKERS, (os.cpu_count() or 1) - 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(MAX_DEFAULT_WORKERS, cores - 1))
 
 
 class FeatureRowCache(BoundedCache):

@@ -1,9 +1,8 @@
-"""Pieces every ported backbone and batched scorer needs: reading released state dicts, sorting inputs into
+"""Pieces every ported backbone and batched scorer needs: sorting inputs into
 length batches (of a fixed count or a token budget), and padding ids or per-image region arrays into a batch with a mask."""
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
@@ -11,47 +10,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 import torch
 
-from ..checkpoints import resolve_checkpoint
-from ..models import ModelUnavailableError
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-
-def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None = None,
-                    optional_entry: bool = False) -> dict[str, torch.Tensor]:
-    """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached); with ``entry``, those of
-    the checkpoint's ``entry`` item (e.g. ``"state_dict"`` beside training state), or, with ``optional_entry``, of
-    the checkpoint itself where it has no such item.
-
-    Loaded with ``weights_only=True`` (no code from the file runs). Legacy TensorFlow-style
-    LayerNorm names ``gamma``/``beta`` become ``weight``/``bias``, as the original loaders do.
-    """
-    path = resolve_checkpoint(source, what=what)
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises many types for a corrupt or non-torch file
-        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a readable torch checkpoint ({type(error).__name__}: {error})") from error
-    if entry is not None and not (optional_entry and isinstance(state, dict) and entry not in state):
-        if not isinstance(state, dict) or entry not in state:
-            raise ModelUnavailableError(f"The {what} {str(path)!r} holds no {entry!r} entry")
-        state = state[entry]
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ModelUnavailableError(f"The {what} {str(path)!r} is not a state dict of tensors")
-    return {key.replace("gamma", "weight").replace("beta", "bias"): value for key, value in state.items()}
-
-
-def load_checked(model: torch.nn.Module, state: dict[str, torch.Tensor], *, what: str) -> None:
-    """Load ``state`` into ``model``, raising on any missing, unexpected or wrongly shaped key."""
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    mismatched = sorted(k for k in set(state) & set(expected) if state[k].shape != expected[k].shape)
-    if missing or unexpected or mismatched:
-        details = "; ".join(f"{label}: {keys[:8]}{' …' if len(keys) > 8 else ''}"
-                            for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", mismatched)) if keys)
-        raise ModelUnavailableError(f"The {what} does not match the expected layout ({details})")
-    model.load_state_dict(state)
 
 
 def pad_rows(arrays: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
@@ -95,6 +56,15 @@ def prefetched(batches: Iterable[T], build: Callable[[T], U], *, ahead: int = 2)
             yield ready, future.result()
 
 
+def device_batch_size(requested: int | None, device: torch.device, *, gpu: int, cpu: int) -> int:
+    """``requested`` where given, else the model's default on ``device``'s kind: ``gpu`` on CUDA, ``cpu`` elsewhere.
+
+    >>> device_batch_size(None, torch.device("cpu"), gpu=256, cpu=16), device_batch_size(8, torch.device("cuda"), gpu=256, cpu=16)
+    (16, 8)
+    """
+    return requested or (gpu if device.type == "cuda" else cpu)
+
+
 def length_batches(items: Sequence[T], size: int, length: Callable[[T], Any], *, longest_first: bool = True) -> list[list[T]]:
     """``items`` sorted by ``length`` and cut into batches of ``size``, so each padded batch wastes little.
 
@@ -106,8 +76,9 @@ def length_batches(items: Sequence[T], size: int, length: Callable[[T], Any], *,
 
 
 def token_budget_batches(items: Sequence[T], budget: int, lengths: Callable[[T], tuple[int, ...]], *,
-                         longest_first: bool = True) -> list[list[T]]:
-    """``items`` sorted by total length and packed into batches whose padded size stays within ``budget`` tokens.
+                         longest_first: bool = True, key: Callable[[T], Any] | None = None) -> list[list[T]]:
+    """``items`` sorted by total length (or by ``key``) and packed into batches whose padded size stays within
+    ``budget`` tokens.
 
     ``lengths`` gives an item's length in each padded stream (text ids, image regions, …); a batch of n items
     pads every stream to its longest, so it costs n × Σ max(stream). An item that alone exceeds the budget gets
@@ -116,9 +87,12 @@ def token_budget_batches(items: Sequence[T], budget: int, lengths: Callable[[T],
 
     >>> token_budget_batches(["aaaa", "b", "cc", "ddd"], 6, lambda s: (len(s), 1))
     [['aaaa'], ['ddd'], ['cc', 'b']]
+    >>> token_budget_batches(["aaaa", "b", "cc", "ddd"], 6, lambda s: (len(s), 1), key=str, longest_first=False)
+    [['aaaa'], ['b', 'cc'], ['ddd']]
     """
-    def key(item: T) -> tuple[int, tuple[int, ...]]:
-        return sum(lengths(item)), lengths(item)
+    if key is None:
+        def key(item: T) -> tuple[int, tuple[int, ...]]:
+            return sum(lengths(item)), lengths(item)
 
     batches: list[list[T]] = []
     batch: list[T] = []

@@ -29,11 +29,10 @@ import torch
 from torch import nn
 
 from ..atomic import partial_folder
-from ..checkpoints import is_url, resolve_checkpoint
+from ..checkpoints import is_url, load_checked, resolve_checkpoint
 from ..models import ModelUnavailableError, load_hf_tokenizer
 from ..settings import cache_dir
 from .clip import ClipEncoder, build_clip_encoder, transformers_to_openai
-from .common import load_checked
 
 #: The released checkpoint (``reprod.zip``: ``reprod/*.ckpt`` and ``reprod/hparams.yaml``).
 RELEASED_CHECKPOINT = "https://polos-polaris.s3.ap-northeast-1.amazonaws.com/reprod.zip"

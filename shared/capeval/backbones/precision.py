@@ -23,10 +23,11 @@ def check_dtype(dtype: str) -> str:
     return dtype
 
 
-def autocast_forward(device: torch.device, dtype: str) -> ContextManager[object]:
+def autocast_forward(device: torch.device, dtype: str, *, cache_casts: bool = True) -> ContextManager[object]:
     """A context in which matrix products run in ``dtype`` on ``device`` (``torch.autocast``); LayerNorm, softmax
     and the other precision-sensitive operations stay in float32, as autocast keeps them. ``"float32"`` changes
-    nothing.
+    nothing. ``cache_casts=False``: every use of a weight casts it again (what a CUDA graph capture needs, since the
+    cast copies autocast keeps are freed when the context ends).
 
     >>> with autocast_forward(torch.device("cpu"), "bfloat16"):
     ...     torch.nn.Linear(2, 2)(torch.ones(1, 2)).dtype
@@ -38,7 +39,7 @@ def autocast_forward(device: torch.device, dtype: str) -> ContextManager[object]
     """
     if check_dtype(dtype) == "float32":
         return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=getattr(torch, dtype))
+    return torch.autocast(device.type, dtype=getattr(torch, dtype), cache_enabled=cache_casts)
 
 
 def reduced_precision(dtype: str) -> dict[str, str]:

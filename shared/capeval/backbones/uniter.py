@@ -26,8 +26,9 @@ from torch import nn
 from transformers import BertConfig
 from transformers.models.bert.modeling_bert import BertEncoder, BertPooler
 
+from ..checkpoints import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
-from .common import additive_mask, load_checked, read_state_dict
+from .common import additive_mask
 
 #: How attention is computed: ``"sdpa"`` (PyTorch's fused kernel; no attention weights) or ``"eager"`` (the released
 #: code's explicit scores + mask, softmax, product).

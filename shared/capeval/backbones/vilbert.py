@@ -35,8 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checkpoints import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
-from .common import additive_mask, load_checked, read_state_dict
+from .common import additive_mask
 
 #: Rows of the multi-task model's task-token table (``Embedding(20, hidden)``).
 NUM_TASK_TOKENS = 20
@@ -128,9 +129,10 @@ def read_vilbert_config(path: str | os.PathLike | None = None) -> VilbertConfig:
     return VilbertConfig.from_dict(values)
 
 
-def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor, heads: int) -> torch.Tensor:
+def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, heads: int) -> torch.Tensor:
     """Multi-head attention of B × Lq × D queries over B × Lk × D keys/values with a B × 1 × 1 × Lk additive mask:
-    softmax(q·kᵀ/√(D/heads) + mask)·v per head, heads concatenated (B × Lq × D)."""
+    softmax(q·kᵀ/√(D/heads) + mask)·v per head, heads concatenated (B × Lq × D). ``None``: no key is masked (adding a
+    mask of zeros changes nothing, and without one SDPA may choose its fastest kernel)."""
     batch, length, width = query.shape
 
     def split(x: torch.Tensor) -> torch.Tensor:
@@ -172,7 +174,7 @@ class SelfAttention(nn.Module):
         self.key = nn.Linear(width, width)
         self.value = nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         return attend(self.query(x), self.key(x), self.value(x), mask, self.heads)
 
 
@@ -182,7 +184,7 @@ class Attention(nn.Module):
         self.self = SelfAttention(width, heads)
         self.output = Residual(width, width)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         return self.output(self.self(x, mask), x)
 
 
@@ -195,7 +197,7 @@ class TransformerLayer(nn.Module):
         self.intermediate = Intermediate(width, intermediate, activation)
         self.output = Residual(intermediate, width)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         attended = self.attention(x, mask)
         return self.output(self.intermediate(attended), attended)
 
@@ -217,7 +219,7 @@ class BiAttention(nn.Module):
             for name in ("query", "key", "value"):
                 self.add_module(f"{name}{side}", nn.Linear(width, config.bi_hidden_size))
 
-    def text_context(self, image: torch.Tensor, image_mask: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+    def text_context(self, image: torch.Tensor, image_mask: torch.Tensor | None, text: torch.Tensor) -> torch.Tensor:
         """Text queries over image keys and values: B × Lt × bi_hidden."""
         return attend(self.query2(text), self.key1(image), self.value1(image), image_mask, self.heads)
 
@@ -260,7 +262,7 @@ class ConnectionLayer(nn.Module):
         self.t_intermediate = Intermediate(config.hidden_size, config.intermediate_size, config.hidden_act)
         self.t_output = Residual(config.intermediate_size, config.hidden_size)
 
-    def text_forward(self, image: torch.Tensor, image_mask: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
+    def text_forward(self, image: torch.Tensor, image_mask: torch.Tensor | None, text: torch.Tensor) -> torch.Tensor:
         attended = self.biOutput.text(self.biattention.text_context(image, image_mask, text), text)
         return self.t_output(self.t_intermediate(attended), attended)
 
@@ -279,9 +281,10 @@ class Encoder(nn.Module):
                                                       config.v_hidden_act) for _ in range(config.v_num_hidden_layers))
         self.c_layer = nn.ModuleList(ConnectionLayer(config) for _ in range(config.num_coattention_blocks))
 
-    def forward(self, text: torch.Tensor, text_mask: torch.Tensor, image: torch.Tensor, image_mask: torch.Tensor,
+    def forward(self, text: torch.Tensor, text_mask: torch.Tensor, image: torch.Tensor, image_mask: torch.Tensor | None,
                 blocks: int) -> list[torch.Tensor]:
-        """The text stream after co-attention blocks 1..``blocks`` (additive masks B × 1 × 1 × L)."""
+        """The text stream after co-attention blocks 1..``blocks`` (additive masks B × 1 × 1 × L; ``image_mask``
+        ``None`` where no region is padding)."""
         outputs: list[torch.Tensor] = []
         t_start = v_start = 0
         for block, (v_end, t_end) in enumerate(zip(self.config.v_biattention_id, self.config.t_biattention_id)):
@@ -367,12 +370,15 @@ class VilbertModel(nn.Module):
         self.v_pooler = Pooler(config.v_hidden_size, config.bi_hidden_size)
 
     def forward(self, input_ids: torch.Tensor, text_mask: torch.Tensor, features: torch.Tensor, locations: torch.Tensor,
-                image_mask: torch.Tensor, *, task_id: int | None = None, blocks: int | None = None) -> list[torch.Tensor]:
+                image_mask: torch.Tensor | None, *, task_id: int | None = None, blocks: int | None = None,
+                image_index: torch.Tensor | None = None) -> list[torch.Tensor]:
         """The text stream after each co-attention block 1..``blocks`` (default all), B × L' × hidden each.
 
         ``input_ids``/``text_mask``: B × L (``[CLS] … [SEP]``, right-padded, token type 0, positions 0..L−1);
-        ``features``: B × R × v_feature_size, ``locations``: B × R × 5, ``image_mask``: B × R. With task tokens
-        ``task_id`` is required and L' = L + 1 (the task token sits at index 1, always attended to).
+        ``features``: N × R × v_feature_size, ``locations``: N × R × 5, ``image_mask``: N × R (``None``: no region is
+        padding). ``image_index`` (B): the image of each text row, so that an image read by several texts is embedded
+        once (``None``: image b for text b, N = B). With task tokens ``task_id`` is required and L' = L + 1 (the task
+        token sits at index 1, always attended to).
         """
         if self.task_token != (task_id is not None):
             raise ValueError("this ViLBERT has task tokens: pass task_id" if self.task_token else "this ViLBERT has no task tokens")
@@ -385,7 +391,11 @@ class VilbertModel(nn.Module):
             text_mask = torch.cat([torch.ones_like(text_mask[:, :1]), text_mask], dim=1)
         text = self.embeddings(input_ids, task_ids)
         image = self.v_embeddings(features, locations)
-        return self.encoder(text, additive_mask(text_mask, text.dtype), image, additive_mask(image_mask, image.dtype), blocks)
+        if image_index is not None:  # the regions' embeddings do not depend on the text: shared rows, gathered
+            image = image.index_select(0, image_index)
+            image_mask = None if image_mask is None else image_mask.index_select(0, image_index)
+        image_additive = None if image_mask is None else additive_mask(image_mask, image.dtype)
+        return self.encoder(text, additive_mask(text_mask, text.dtype), image, image_additive, blocks)
 
 
 def checkpoint_layout(config: VilbertConfig, *, task_token: bool) -> dict[str, tuple[int, ...]]:

@@ -44,7 +44,7 @@ from ..finite import require_finite
 from ..models import ModelUnavailableError, cached, load_hf_tokenizer, load_pretrained, resolve_device
 from ..progress import progress
 from ..vision.regions import RegionFeatures
-from .common import pad_rows
+from .common import device_batch_size, pad_rows
 from .precision import autocast_forward
 
 #: The released checkpoint (a zip holding an HF folder) and the tokenizer it was trained with.
@@ -319,7 +319,7 @@ class VisualT5Answerer:
         """(answer, answerability) per question, each asked about the image of the same index in ``regions``."""
         if len(questions) != len(regions):
             raise ValueError(f"got {len(questions)} questions but {len(regions)} region features; they must match")
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
+        batch_size = device_batch_size(batch_size, self.device, gpu=GPU_BATCH_SIZE, cpu=CPU_BATCH_SIZE)
         results: list[tuple[str, float]] = []
         with torch.inference_mode():
             for start in progress(range(0, len(questions), batch_size), desc="Visual-T5", show=show_progress):

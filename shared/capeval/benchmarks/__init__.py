@@ -11,7 +11,7 @@ import importlib
 #: Where each public name lives; imported on first use, so ``capeval benchmark --help`` and the command line's
 #: start do not load scipy and the harness.
 _EXPORTS = {
-    "BenchmarkResult": "harness", "markdown_table": "harness", "run_benchmark": "harness", "run_benchmarks": "harness",
+    "BenchmarkResult": "harness", "results_markdown": "harness", "run_benchmark": "harness", "run_benchmarks": "harness",
     "write_outputs": "harness", "attach_images": "hub", "attach_references": "references", "hub_dir": "hub", "load_benchmark": "hub", "BENCHMARKS": "rowsets",
     "Benchmark": "rowsets", "prepare": "rowsets", "kendall": "stats",
 }

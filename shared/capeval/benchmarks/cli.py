@@ -40,7 +40,7 @@ def check_folder(flag: str, folder: str | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from capeval.atomic import check_writable
-    from capeval.benchmarks.harness import as_scoring_metric, markdown_table, run_benchmarks, write_outputs
+    from capeval.benchmarks.harness import as_scoring_metric, results_markdown, run_benchmarks, write_outputs
     from capeval.benchmarks.rowsets import BENCHMARKS
     from capeval.evaluation import spec_label
     from capeval.registry import parse_options, split_spec
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                                           num_samples=args.samples, seed=args.seed, ties=args.ties, verbose=False, **chosen)
             except FileNotFoundError as error:  # images or features missing for some of the benchmark's images
                 raise UsageError(str(error)) from None
-    print(markdown_table(results))
+    print(results_markdown(results))
     if args.output:
         for path in write_outputs(results, args.output, plots=not args.no_plots, overwrite=args.overwrite):
             print(f"wrote {path}")

@@ -23,8 +23,6 @@ from typing import Callable
 
 import numpy as np
 
-from capeval.benchmarks.hub import feature_paths
-from capeval.benchmarks.hub import image_paths
 from capeval.benchmarks.rowsets import BENCHMARKS
 from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
 from capeval.benchmarks.rowsets import Benchmark
@@ -36,6 +34,8 @@ from capeval.benchmarks.stats import estimate
 from capeval.benchmarks.stats import kendall_both
 from capeval.benchmarks.stats import pair_outcomes
 from capeval.reports import tables
+from capeval.vision.images import image_paths
+from capeval.vision.regions import feature_paths
 
 @dataclass
 class ScoringMetric:
@@ -145,7 +145,7 @@ class BenchmarkResult:
     prepared: Benchmark | None = None
 
     def to_markdown(self) -> str:
-        return markdown_table([self])
+        return results_markdown([self])
 
     def to_dict(self) -> dict:
         return {"metric": self.metric, "benchmark": self.benchmark, "title": self.title, "skipped": self.skipped,
@@ -167,13 +167,13 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
     return Benchmark(bench.name, bench.title, items, correlations, bench.pairs, bench.notes)
 
 
-def library_versions() -> dict[str, str]:
+def harness_versions() -> dict[str, str]:
     """The scorers' library versions plus those of the harness (evaluate and datasets where installed, scipy, Python)."""
     from importlib import metadata
 
     import scipy
 
-    from capeval.scoring.protocol import library_versions as scoring_versions
+    from capeval.scoring.protocol import library_versions
 
     installed = {}
     for package in ("evaluate", "datasets"):
@@ -181,7 +181,7 @@ def library_versions() -> dict[str, str]:
             installed[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
-    return {**scoring_versions(), **installed, "scipy": scipy.__version__, "python": platform.python_version()}
+    return {**library_versions(), **installed, "scipy": scipy.__version__, "python": platform.python_version()}
 
 
 def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, features_dir=None, num_samples: int = 1000, seed: int = 0,
@@ -206,7 +206,7 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
     scoring = metric if isinstance(metric, ScoringMetric) else as_scoring_metric(metric, score_key, metric_name)
     bench = prepare(benchmark, source, **protocol_options)
     settings = {"protocol_options": protocol_options, "bootstrap_samples": num_samples, "seed": seed, "level": level,
-                "versions": library_versions()}
+                "versions": harness_versions()}
     if bench.pairs is not None:
         settings["ties"] = ties
     result = BenchmarkResult(scoring.name, bench.name, bench.title, settings=settings)
@@ -268,7 +268,7 @@ def format_cell(row: ResultRow) -> str:
     return text if row.low is None else f"{text} [{row.low:.{digits}f}, {row.high:.{digits}f}]"
 
 
-def markdown_table(results: list[BenchmarkResult]) -> str:
+def results_markdown(results: list[BenchmarkResult]) -> str:
     """One table per benchmark: a row per metric, a column per statistic, then the protocols used."""
     blocks = []
     for benchmark in dict.fromkeys(r.benchmark for r in results):
@@ -309,7 +309,7 @@ def write_outputs(results: list[BenchmarkResult], out_dir, plots: bool = True, o
 
     names = ["results.md", "results.csv", "results.json"]
     with partial_folder(out_dir, overwrite=overwrite) as out:
-        (out / names[0]).write_text(markdown_table(results), encoding="utf-8")
+        (out / names[0]).write_text(results_markdown(results), encoding="utf-8")
         with (out / names[1]).open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=list(ResultRow.__dataclass_fields__))
             writer.writeheader()

@@ -65,41 +65,11 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_d
         return datasets.load_dataset(benchmark_source(name, source), split="test")
 
 
-def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:
-    """``image_dir/<file>`` for each image file name; ``FileNotFoundError`` naming the missing ones."""
-    folder = Path(image_dir)
-    missing = sorted({f for f in image_files if not (folder / f).is_file()})
-    if missing:
-        raise FileNotFoundError(f"{len(missing)} image(s) missing from {folder}, e.g. {missing[:3]}")
-    return [str(folder / f) for f in image_files]
-
-
-def feature_paths(image_files, features_dir: str | os.PathLike) -> list[str]:
-    """The region-feature file of each image: ``features_dir/<image stem>.npz`` (or ``.npy``, or the full file
-    name plus ``.npz``); ``FileNotFoundError`` naming the missing ones.
-
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp()); (folder / "1000268201_693b08cb0e.npz").touch()
-    >>> [Path(p).name for p in feature_paths(["1000268201_693b08cb0e.jpg"], folder)]
-    ['1000268201_693b08cb0e.npz']
-    """
-    folder = Path(features_dir)
-
-    def find(image_file: str) -> Path | None:
-        stem = Path(image_file).stem
-        candidates = (folder / f"{stem}.npz", folder / f"{stem}.npy", folder / f"{image_file}.npz")
-        return next((path for path in candidates if path.is_file()), None)
-
-    found = {f: find(f) for f in dict.fromkeys(image_files)}
-    missing = sorted(f for f, path in found.items() if path is None)
-    if missing:
-        raise FileNotFoundError(f"{len(missing)} image(s) have no features in {folder} (<stem>.npz or .npy), e.g. {missing[:3]}")
-    return [str(found[f]) for f in image_files]
-
-
 def attach_images(dataset, image_dir: str | os.PathLike):
     """Fill the optional ``image`` column from ``image_dir/<image_file>`` (raises if an image is missing)."""
     import datasets
+
+    from ..vision.images import image_paths
 
     paths = image_paths(dataset["image_file"], image_dir)
     return dataset.remove_columns("image").add_column("image", paths).cast_column("image", datasets.Image())

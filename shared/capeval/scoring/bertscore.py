@@ -35,7 +35,7 @@ from ..inputs import bool_option, device_option, path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
-from .matching import normalize_rows, segment_max, segment_sum, token_weights
+from .matching import match_one_candidate, normalize_rows, padding_floors, token_weights
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -44,50 +44,6 @@ from .protocol import CaptionScorer, Scores
 BERT_SCORE_LAYERS = {"bert-base-uncased": 9, "bert-base-multilingual-cased": 9, "roberta-base": 10, "roberta-large": 17,
                      "distilbert-base-uncased": 5, "distilroberta-base": 5}
 DEFAULT_MODEL = "roberta-large"
-
-
-def padding_floors(lengths: Sequence[int], batch_size: int) -> np.ndarray:
-    """0 where bert_score pads a sentence in its batch of ``batch_size`` (so padding zeros join
-    the other side's maxima), -inf where the sentence is the batch's longest.
-
-    >>> padding_floors([3, 5, 5, 2], 2).tolist()
-    [0.0, -inf, -inf, 0.0]
-    """
-    sizes = np.asarray(lengths)
-    floors = np.full(len(sizes), -np.inf)
-    for start in range(0, len(sizes), batch_size):
-        batch = sizes[start : start + batch_size]
-        floors[start : start + batch_size][batch < batch.max()] = 0.0
-    return floors
-
-
-def match_one_candidate(
-    candidate: np.ndarray,
-    candidate_weights: np.ndarray,
-    references: np.ndarray,
-    reference_weights: np.ndarray,
-    reference_lengths: Sequence[int],
-    precision_floors: np.ndarray,
-    recall_floors: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """P, R, F of one candidate against each of its references, stacked row-wise in ``references``.
-
-    ``precision_floors`` and ``recall_floors`` (one per reference) are the lowest value a
-    maximum can take in that pair (see :func:`padding_floors`); -inf means no floor.
-    """
-    similarity = candidate @ references.T  # (candidate tokens, all reference tokens)
-    best_for_candidate = np.maximum(segment_max(similarity, reference_lengths), precision_floors)  # (c, refs)
-    best_for_reference = np.maximum(similarity.max(axis=0), np.repeat(recall_floors, reference_lengths))
-    cand_total = candidate_weights.sum()
-    ref_totals = segment_sum(reference_weights, reference_lengths)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = (candidate_weights @ best_for_candidate) / cand_total
-        recall = segment_sum(best_for_reference * reference_weights, reference_lengths) / ref_totals
-        f_score = 2 * precision * recall / (precision + recall)
-    empty = (ref_totals == 0) | (cand_total == 0)
-    precision, recall = np.where(empty, 0.0, precision), np.where(empty, 0.0, recall)
-    f_score = np.where(empty | np.isnan(f_score), 0.0, f_score)
-    return precision, recall, f_score
 
 
 class BERTScorer(CaptionScorer):

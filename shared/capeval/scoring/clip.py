@@ -141,6 +141,7 @@ class ClipScoreScorer(CaptionScorer):
         self.dtype = dtype
         self.num_workers = int_option("num_workers", num_workers, minimum=0, optional=True)
 
+    @property
     def encoder(self) -> ClipEncoder:
         """The model with its tokenizer (cached process-wide, loaded on first use)."""
         return load_clip_encoder(self.model_name, checkpoint=self.checkpoint, mode=self.mode, dtype=self.dtype, device=self.device)
@@ -151,7 +152,7 @@ class ClipScoreScorer(CaptionScorer):
         if images is None:
             raise ValueError(f"{self.title} scores captions against images: pass images=[...] (one per caption)")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
-        encoder = self.encoder()
+        encoder = self.encoder
         weights = self.checkpoint or self.model_name
         image_features = encoder.image_features(images, mode=self.mode, batch_size=batch_size, num_workers=self.num_workers)
         require_finite(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
@@ -237,7 +238,9 @@ class PacScoreScorer(ClipScoreScorer):
                                  f"or checkpoint= the path or URL of the PAC-S++ weights for model_name={self.model_name!r}")
             self.checkpoint = PAC_PLUS_PLUS_CHECKPOINTS[self.model_name]
 
+    @property
     def encoder(self) -> ClipEncoder:
+        """The fine-tuned model with its tokenizer (cached process-wide, loaded on first use)."""
         if self.checkpoint is None:
             raise ValueError("PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released "
                              "clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights")

@@ -26,21 +26,14 @@ import importlib.metadata
 import os
 import re
 import string
-from dataclasses import dataclass
 from typing import Annotated, Any, Sequence
 
-import torch
-from transformers import T5ForConditionalGeneration
-
-from ..backbones.common import length_batches, pad_ids
-from ..backbones.precision import autocast_forward, reduced_precision
-from ..backbones.visual_t5 import (CPU_BATCH_SIZE, DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, GPU_BATCH_SIZE,
-                                   VisualT5Answerer, decode_like_demo, greedy_generate)
+from ..backbones.precision import reduced_precision
+from ..backbones.t5 import T5TextFormat, T5TextGenerator
+from ..backbones.visual_t5 import DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, VisualT5Answerer
 from ..declaration import Opt
 from ..inputs import device_option, int_option, path_option
-from ..finite import require_finite
-from ..models import cached, load_hf_tokenizer, load_pretrained, model_id, resolve_device
-from ..progress import progress
+from ..models import model_id, resolve_device
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
@@ -58,35 +51,9 @@ DEFAULT_QA_MODEL = "ThomasNLG/t5-qa_squad2neg-en"
 DEFAULT_BERTSCORE_MODEL = "bert-base-multilingual-cased"
 DEFAULT_BERTSCORE_LAYERS = {"bert-base-multilingual-cased": 9}
 COLUMNS = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
-
-
-@dataclass(frozen=True)
-class T5TextFormat:
-    """How a family of text T5 checkpoints is prompted and decoded.
-
-    ``template`` is filled with ``answer``/``question`` and ``context``; ``max_length`` is ``generate``'s (start
-    token included); ``cut`` set: the demos' decoding (special tokens kept, ``<pad>``/``</s>`` removed, ``cut``
-    leading characters dropped), ``None``: ``skip_special_tokens=True`` (QuestEval); ``abstains``: the QA model
-    was trained to answer "unanswerable", so its answerability is meaningful.
-    """
-
-    template: str
-    max_length: int
-    cut: int | None
-    abstains: bool = False
-
-    def render(self, fields: dict[str, str]) -> str:
-        """The model input for one item.
-
-        >>> QG_FORMATS["demo"].render({"answer": "two men", "context": "Two men ride"})
-        'answer: two men  context: Two men ride </s>'
-        """
-        return self.template.format(**fields)
-
-    def decode(self, tokenizer: Any, ids: Sequence[int]) -> str:
-        if self.cut is None:
-            return tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=True)
-        return decode_like_demo(tokenizer, ids, cut=self.cut)
+#: Sentences per encoding batch of the answer-similarity BERTScore on GPU, where a batch of BERTScore's 64 short answers
+#: is bound by kernel launches (on CPU it keeps BERTScore's 64). The similarities do not depend on it (no padding quirk).
+GPU_SIMILARITY_BATCH_SIZE = 512
 
 
 #: ``demo``: the QACE demo notebook (mrm8488 QG; the literal "</s>" is tokenized as EOS and the fast tokenizer
@@ -204,60 +171,6 @@ def normalize_predicted_answer(text: str) -> str:
     'ground'
     """
     return strip_stop_words(text.lower())
-
-
-def load_t5(name_or_path: str, *, device: str | torch.device | None = None) -> T5ForConditionalGeneration:
-    """A T5 text-to-text model in fp32 eval mode on ``device``, shared through capeval's model cache, with
-    transformers' fused attention (SDPA: the released eager arithmetic's math, see :mod:`capeval.backbones.visual_t5`)."""
-    target = resolve_device(device)
-
-    def build() -> T5ForConditionalGeneration:
-        model = load_pretrained(T5ForConditionalGeneration, name_or_path, what="T5 model", dtype=torch.float32,
-                                attn_implementation="sdpa")
-        return model.to(target).eval()
-
-    return cached(("t5-seq2seq", str(name_or_path), str(target)), build)
-
-
-class T5TextGenerator:
-    """Greedy text-to-text generation with one T5 checkpoint in a :class:`T5TextFormat`, batched over many inputs;
-    ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay float32)."""
-
-    def __init__(self, name_or_path: str, text_format: T5TextFormat, *, device: str | torch.device | None = None,
-                 dtype: str = "float32"):
-        self.device = resolve_device(device)
-        self.dtype = dtype
-        self.name_or_path = str(name_or_path)
-        self.model = load_t5(name_or_path, device=self.device)
-        self.tokenizer = load_hf_tokenizer(str(name_or_path))
-        self.format = text_format
-
-    def input_ids(self, fields: Sequence[dict[str, str]]) -> list[list[int]]:
-        """Token ids per rendered input, with the tokenizer's special tokens (so the demo's literal "</s>" becomes EOS
-        and the fast tokenizer appends another), truncated to its maximum length."""
-        texts = [self.format.render(item) for item in fields]
-        return self.tokenizer(texts, truncation=True)["input_ids"] if texts else []
-
-    def generate(self, fields: Sequence[dict[str, str]], *, batch_size: int | None = None, show_progress: bool | None = None,
-                 desc: str = "T5") -> list[tuple[str, float]]:
-        """(decoded text, answerability) per input (:meth:`input_ids`), in input order; batches group similar lengths,
-        padding is masked."""
-        ids = self.input_ids(fields)
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
-        batches = length_batches(range(len(ids)), batch_size, lambda i: len(ids[i]))
-        results: list[tuple[str, float]] = [("", 0.0)] * len(ids)
-        pad = self.tokenizer.pad_token_id or 0
-        with torch.inference_mode():
-            for batch in progress(batches, desc=desc, show=show_progress):
-                input_ids, mask = pad_ids([ids[i] for i in batch], pad_id=pad)
-                with autocast_forward(self.device, self.dtype):
-                    sequences, answerability = greedy_generate(self.model, max_length=self.format.max_length,
-                                                               input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
-                require_finite(answerability, items=lambda row: self.format.render(fields[batch[row]]), what="first-step scores",
-                               model=self.name_or_path)
-                for i, seq, value in zip(batch, sequences, answerability):
-                    results[i] = (self.format.decode(self.tokenizer, seq), float(value))
-        return results
 
 
 class QaceScorer(CaptionScorer):
@@ -428,9 +341,9 @@ class QaceScorer(CaptionScorer):
         if self.variant == "ref":
             contexts = self._contexts(references)
         else:
-            regions, source = regions_for("QACE-Img", "36-box BUTD features", images=images, region_features=region_features,
-                                          extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-            inputs["features"] = f"{','.join(sorted({r.kind for r in regions}))}:{source}"
+            regions, inputs["features"] = regions_for("QACE-Img", "36-box BUTD features", len(predictions), images=images,
+                                                      region_features=region_features, extractor=self.extractor,
+                                                      cache_dir=self.feature_cache_dir, show_progress=show_progress)
         asked = self.ask(predictions, batch_size=batch_size, show_progress=show_progress)
         if self.variant == "ref":
             answered = self.answer_on_text(asked, contexts, batch_size=batch_size, show_progress=show_progress)
@@ -446,11 +359,15 @@ class QaceScorer(CaptionScorer):
                     for per_context in answered[i]] for i in range(len(asked))]
         flat = [record for per_caption in records for per_context in per_caption for record in per_context]
         if flat:
-            # bert_score's batch-padding quirk is off, so an answer pair's similarity does not depend on the others.
+            # bert_score's batch-padding quirk is off, so an answer pair's similarity does not depend on the others: each
+            # distinct (predicted answer, span) pair is matched once.
             scorer = BERTScorer(self.bertscore_model, layer=self.bertscore_layer, device=self.device, pad_like_bert_score=False)
-            similarities = scorer.score([r["predicted_answer"] for r in flat], [[r["answer"]] for r in flat])["f1"]
-            for record, similarity in zip(flat, similarities):
-                record["bertscore"] = float(similarity)
+            pairs = list(dict.fromkeys((r["predicted_answer"], r["answer"]) for r in flat))
+            batch_size = GPU_SIMILARITY_BATCH_SIZE if self.device.type == "cuda" else None
+            scored = scorer.score([predicted for predicted, _ in pairs], [[span] for _, span in pairs], batch_size=batch_size)["f1"]
+            similarities = dict(zip(pairs, scored))
+            for record in flat:
+                record["bertscore"] = float(similarities[record["predicted_answer"], record["answer"]])
         return records
 
     def _record(self, question: str, span: str, predicted: str, answerability: float) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Sequence
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
+from ..backbones.common import device_batch_size, length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
@@ -29,7 +29,7 @@ from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
-from ..vision.regions import RegionFeatureError, RegionFeatures
+from ..vision.regions import RegionFeatureError, RegionFeatures, require_one_per_caption
 from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
@@ -174,9 +174,8 @@ class UmicScorer(CaptionScorer):
         Batches hold ``batch_size`` pairs (default 128 on GPU, as released, and 16 on CPU), or as many as fit the
         scorer's ``token_budget`` of padded text + region positions.
         """
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
-        if len(captions) != len(regions):
-            raise ValueError(f"got {len(captions)} captions but {len(regions)} region features; they must match")
+        batch_size = device_batch_size(batch_size, self.device, gpu=GPU_BATCH_SIZE, cpu=CPU_BATCH_SIZE)
+        require_one_per_caption(regions, len(captions), captions="captions")
         model = self.model
         img_dim = model.uniter.img_dim
         for i, region in enumerate(regions):
@@ -205,11 +204,10 @@ class UmicScorer(CaptionScorer):
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """UMIC in [0, 1] per caption (exactly 0 or 1 only for extreme logits), in input order; references are not used."""
-        regions, source = regions_for("UMIC", "BUTD features", images=images, region_features=region_features,
-                                      extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
+        regions, features = regions_for("UMIC", "BUTD features", len(predictions), images=images, region_features=region_features,
+                                        extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         logits = self.logits(predictions, regions, batch_size=batch_size, show_progress=show_progress)
-        kinds = ",".join(sorted({region.kind for region in regions}))
-        return Scores({"umic": [umic_from_logit(x) for x in logits]}, inputs={"features": f"{kinds}:{source}"})
+        return Scores({"umic": [umic_from_logit(x) for x in logits]}, inputs={"features": features})
 
     def options(self) -> dict[str, Any]:
         heads = {} if self.num_attention_heads is None else {"num_attention_heads": self.num_attention_heads}

@@ -28,23 +28,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterable, Sequence
+from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
 
-from ..backbones.common import length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
+from ..backbones.common import device_batch_size, length_batches, pad_ids, pad_rows, prefetched, token_budget_batches
+from ..backbones.graphs import CapturedGraphs
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import device_option, int_option, path_option
+from ..inputs import bool_option, device_option, int_option, path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
-from .bertscore import match_one_candidate
-from .matching import normalize_rows
+from .matching import match_one_candidate, normalize_rows
 from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
@@ -60,9 +60,13 @@ MAX_LEN = 37
 #: Task token of vilbert-multi-task's "RetrievalCOCO" task, which the released scorer uses.
 RETRIEVAL_COCO_TASK = 7
 MODES = ("code", "clean")
-#: (caption, image) pairs per forward pass: the released DataLoader's 64 on GPU; 16 on CPU, where throughput hardly
-#: depends on it (speed/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
-GPU_BATCH_SIZE, CPU_BATCH_SIZE = 64, 16
+#: (caption, image) pairs per forward pass: 256 on GPU, where a batch of an image's pairs copies and embeds that image's
+#: regions once, so that larger batches cost no more host work per pair; 16 on CPU, where throughput hardly depends on
+#: it (speed/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
+GPU_BATCH_SIZE, CPU_BATCH_SIZE = 256, 16
+#: Fixed-shape batches (``cuda_graphs``, ``torch_compile``) pad the text to a multiple of this many positions, so that the
+#: 37-position window of code mode takes five shapes.
+TEXT_BUCKET = 8
 
 
 def released_text_input(pieces: Sequence[int], *, cls_id: int = 101, sep_id: int = 102, max_len: int = MAX_LEN) -> tuple[list[int], list[int]]:
@@ -188,6 +192,71 @@ def first_equal_images(regions: Sequence[RegionFeatures]) -> list[int]:
     return firsts
 
 
+def grouped_by_image(pairs: Sequence[tuple[str, int]], text_length: Callable[[tuple[str, int]], int],
+                     image_length: Callable[[tuple[str, int]], int]) -> Callable[[tuple[str, int]], tuple[int, int, int, int]]:
+    """A sort key that keeps each image's pairs together, so that a batch copies and embeds an image's regions once:
+    images by region count, then by the longest text among their pairs (little text padding per batch), pairs of one
+    image by text length.
+
+    >>> pairs = [("a dog", 0), ("a cat on a mat", 1), ("a dog runs", 1), ("dogs", 0)]
+    >>> sorted(pairs, key=grouped_by_image(pairs, lambda p: len(p[0].split()), lambda p: 10))
+    [('dogs', 0), ('a dog', 0), ('a dog runs', 1), ('a cat on a mat', 1)]
+    """
+    longest: dict[int, int] = {}
+    for pair in pairs:
+        longest[pair[1]] = max(longest.get(pair[1], 0), text_length(pair))
+    return lambda pair: (image_length(pair), longest[pair[1]], pair[1], text_length(pair))
+
+
+def _grown(tensor: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """``tensor`` zero-padded at the end of each dimension to ``shape``."""
+    if tuple(tensor.shape) == tuple(shape):
+        return tensor
+    grown = tensor.new_zeros(tuple(shape))
+    grown[tuple(slice(0, n) for n in tensor.shape)] = tensor
+    return grown
+
+
+def pair_batch_inputs(batch: Sequence[tuple[str, int]], ids: Mapping[str, Sequence[int]],
+                      image_inputs: Mapping[int, tuple[np.ndarray, np.ndarray]], *, share_images: bool = True,
+                      rows: int | None = None, text_bucket: int = TEXT_BUCKET) -> tuple[torch.Tensor | None, ...]:
+    """The model inputs of a batch of (caption, image index) pairs, as :meth:`VilbertModel.forward` takes them:
+    input ids and text mask (pairs × L), region features, locations and mask (image rows × R; the mask ``None`` when no
+    region is padding) and each pair's image row.
+
+    ``share_images``: one image row per distinct image of the batch, and the pairs' rows (``None`` without: one image
+    row per pair). ``rows``: a fixed-shape batch, for CUDA graphs and compiled code: pairs and image rows padded to
+    ``rows`` (the extra pairs read image row 0 and attend to nothing), the text to a multiple of ``text_bucket``.
+
+    >>> regions = {0: (np.ones((3, 2), np.float32), np.ones((3, 5), np.float32)), 1: (np.ones((2, 2), np.float32), np.ones((2, 5), np.float32))}
+    >>> ids, mask, features, locations, image_mask, index = pair_batch_inputs([("a", 0), ("b", 0)], {"a": [7, 8], "b": [9]}, regions)
+    >>> ids.tolist(), tuple(features.shape), image_mask, index.tolist()
+    ([[7, 8], [9, 0]], (1, 3, 2), None, [0, 0])
+    >>> ids, mask, features, locations, image_mask, index = pair_batch_inputs([("a", 0), ("b", 1)], {"a": [7, 8], "b": [9]}, regions,
+    ...                                                                    rows=3, text_bucket=4)
+    >>> ids.tolist(), mask.tolist(), tuple(features.shape), image_mask.tolist(), index.tolist()
+    ([[7, 8, 0, 0], [9, 0, 0, 0], [0, 0, 0, 0]], [[1, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]], (3, 3, 2), [[1, 1, 1], [1, 1, 0], [0, 0, 0]], [0, 1, 0])
+    """
+    images = list(dict.fromkeys(image for _, image in batch)) if share_images else [image for _, image in batch]
+    input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
+    features, image_mask = pad_rows([image_inputs[image][0] for image in images])
+    locations, _ = pad_rows([image_inputs[image][1] for image in images])
+    padded_regions = not bool(image_mask.all())
+    index = None
+    if share_images:
+        row_of = {image: row for row, image in enumerate(images)}
+        index = torch.tensor([row_of[image] for _, image in batch])
+    if rows is not None:
+        if len(batch) > rows:
+            raise ValueError(f"a fixed-shape batch holds {rows} pairs, got {len(batch)}")
+        length = -(-input_ids.shape[1] // text_bucket) * text_bucket
+        input_ids, text_mask = _grown(input_ids, (rows, length)), _grown(text_mask, (rows, length))
+        features, locations = _grown(features, (rows, *features.shape[1:])), _grown(locations, (rows, *locations.shape[1:]))
+        image_mask = _grown(image_mask, (rows, image_mask.shape[1]))
+        index = _grown(torch.arange(len(batch)) if index is None else index, (rows,))
+    return input_ids, text_mask, features, locations, image_mask if padded_regions else None, index
+
+
 class VilbertScoreScorer(CaptionScorer):
     """ViLBERTScore P, R and F per caption (see the module docstring).
 
@@ -197,7 +266,10 @@ class VilbertScoreScorer(CaptionScorer):
     ``layer`` (the co-attention block whose text output is matched, 1..6; default the last, as released),
     ``mode`` (``"code"`` or ``"clean"``), ``extractor`` and ``feature_cache_dir`` (for ``images`` without
     region features; an approximation), ``device``, ``dtype`` (the forward pass's precision under ``torch.autocast``)
-    and ``token_budget`` (batches packed to a padded size instead of a count). Models load on the first :meth:`score`.
+    and ``token_budget`` (batches packed to a padded size instead of a count). Three options change the speed alone:
+    ``group_by_image`` (default on: each batch holds whole images' pairs and embeds each image's regions once),
+    ``cuda_graphs`` (fixed-shape batches replayed from captured CUDA graphs on CUDA) and ``torch_compile`` (fixed-shape
+    batches through ``torch.compile``). Models load on the first :meth:`score`.
 
     Region features: one per caption, any number N ≥ 1 of boxes with 2048-d features and boxes (ViLBERT's
     ``bbox`` in pixels with ``image_width``/``image_height``, or BUTD's ``norm_bb``). ViLBERT has no fixed box
@@ -230,7 +302,14 @@ class VilbertScoreScorer(CaptionScorer):
                  mode: Annotated[str, Opt("`code` (the released scorer) or `clean` (plain BERTScore on the same states, not "
                                           "comparable with the paper)", choices=MODES)] = "code",
                  extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None,
-                 dtype: Dtype = "float32", token_budget: TokenBudget = None):
+                 dtype: Dtype = "float32", token_budget: TokenBudget = None,
+                 group_by_image: Annotated[bool, Opt("batch each image's pairs together and embed its regions once per batch; "
+                                                     "False: pairs batched by length alone, each embedding its image (the same "
+                                                     "scores, slower)")] = True,
+                 cuda_graphs: Annotated[bool, Opt("on CUDA, fixed-shape batches replayed from captured CUDA graphs (one launch "
+                                                  "per batch); elsewhere the same fixed-shape batches run as usual")] = False,
+                 torch_compile: Annotated[bool, Opt("fixed-shape batches through torch.compile (compiled once per shape; "
+                                                    "the first batches wait for the compiler)")] = False):
         try:
             architecture = read_vilbert_config(config)
         except ValueError as error:
@@ -250,37 +329,62 @@ class VilbertScoreScorer(CaptionScorer):
         self.device = resolve_device(device_option("device", device))
         self.dtype = dtype
         self.token_budget = int_option("token_budget", token_budget, optional=True, minimum=1)
-        self._model: VilbertModel | None = None
-        self._tokenizer: Any = None
+        self.group_by_image = bool_option("group_by_image", group_by_image)
+        self.cuda_graphs = bool_option("cuda_graphs", cuda_graphs)
+        self.torch_compile = bool_option("torch_compile", torch_compile)
+        self._forward: Callable[..., torch.Tensor] | None = None
 
     def options(self) -> dict[str, Any]:
         return {"checkpoint": model_id(self.checkpoint), "config": DEFAULT_CONFIG_NAME if self.config is None else model_id(self.config),
                 "tokenizer": model_id(self.tokenizer_name), "layer": self.layer, "mode": self.mode, **reduced_precision(self.dtype)}
 
+    @property
     def model(self) -> VilbertModel:
-        """The ViLBERT (loaded on first use, shared through capeval's model cache)."""
-        if self._model is None:
-            self._model = load_vilbert(self.checkpoint, config=self.config, device=self.device)
-        return self._model
+        """The ViLBERT (cached process-wide, loaded on first use)."""
+        return load_vilbert(self.checkpoint, config=self.config, device=self.device)
 
+    @property
+    def fixed_shapes(self) -> bool:
+        """Whether batches are padded to fixed shapes (what CUDA graphs and compiled code are specialised to)."""
+        return self.cuda_graphs or self.torch_compile
+
+    def forward(self) -> Callable[..., torch.Tensor]:
+        """The text states of the scored block (float32) from :func:`pair_batch_inputs`' tensors on the device: the
+        model under autocast, compiled with ``torch_compile`` and replayed from CUDA graphs with ``cuda_graphs`` on CUDA
+        (built once per scorer, so captured graphs and compiled code serve every later call)."""
+        if self._forward is None:
+            model = self.model
+            task_id = RETRIEVAL_COCO_TASK if model.task_token else None
+            graphs = self.cuda_graphs and self.device.type == "cuda"
+
+            def states(input_ids: torch.Tensor, text_mask: torch.Tensor, features: torch.Tensor, locations: torch.Tensor,
+                       image_mask: torch.Tensor | None, image_index: torch.Tensor | None) -> torch.Tensor:
+                with autocast_forward(self.device, self.dtype, cache_casts=not graphs):
+                    return model(input_ids, text_mask, features, locations, image_mask, task_id=task_id, blocks=self.layer,
+                                 image_index=image_index)[-1].float()
+
+            forward: Callable[..., torch.Tensor] = torch.compile(states) if self.torch_compile else states
+            self._forward = CapturedGraphs(forward) if graphs else forward
+        return self._forward
+
+    @property
     def tokenizer(self) -> Any:
-        if self._tokenizer is None:
-            tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512)
-            vocab = self.architecture.vocab_size
-            if len(tokenizer) > vocab:
-                raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the model's vocabulary has "
-                                 f"{vocab}; ViLBERT needs bert-base-uncased")
-            self._tokenizer = tokenizer
-        return self._tokenizer
+        """The caption tokenizer (cached process-wide), checked against the model's vocabulary."""
+        tokenizer = load_hf_tokenizer(self.tokenizer_name, model_max_length=512)
+        vocab = self.architecture.vocab_size
+        if len(tokenizer) > vocab:
+            raise ValueError(f"the tokenizer {self.tokenizer_name!r} has {len(tokenizer)} entries but the model's vocabulary has "
+                             f"{vocab}; ViLBERT needs bert-base-uncased")
+        return tokenizer
 
     def word_pieces(self, captions: Sequence[str]) -> list[list[int]]:
         """The word-piece ids of each lower-cased caption (no special tokens)."""
-        return self.tokenizer()([caption.lower() for caption in captions], add_special_tokens=False)["input_ids"] if captions else []
+        return self.tokenizer([caption.lower() for caption in captions], add_special_tokens=False)["input_ids"] if captions else []
 
     def model_input_ids(self, captions: Sequence[str], pieces: Sequence[Sequence[int]]) -> list[list[int]]:
         """Model input ids per caption: its word pieces in ``[CLS] … [SEP]``, cut to the 37-id window in code
         mode; in clean mode a caption longer than the position table raises ``ValueError``."""
-        tokenizer = self.tokenizer()
+        tokenizer = self.tokenizer
         if self.mode == "code":
             windows = [released_text_input(p, cls_id=tokenizer.cls_token_id, sep_id=tokenizer.sep_token_id) for p in pieces]
             return [ids[: sum(mask)] for ids, mask in windows]  # padding is masked, so it need not be fed
@@ -293,63 +397,69 @@ class VilbertScoreScorer(CaptionScorer):
 
     def _regions(self, count: int, images: list | None, region_features: list | None,
                  show_progress: bool | None) -> tuple[list[RegionFeatures], str]:
-        """Region features per caption and what produced them; their shape is checked against the model."""
-        regions, source = regions_for("ViLBERTScore", "ViLBERT features", images=images, region_features=region_features,
-                                      extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
-        if len(regions) != count:
-            raise ValueError(f"got {count} predictions but {len(regions)} region features; they must match")
+        """Region features per caption and what they are (:func:`regions_for`); their shape is checked against the model."""
+        regions, features = regions_for("ViLBERTScore", "ViLBERT features", count, images=images, region_features=region_features,
+                                        extractor=self.extractor, cache_dir=self.feature_cache_dir, show_progress=show_progress)
         width = self.architecture.v_feature_size
         for i, item in enumerate(regions):
             if item.feature_dim != width:
                 raise ValueError(f"region_features[{i}] has {item.feature_dim}-d features; this ViLBERT takes {width}-d "
                                  "(vqa-maskrcnn-benchmark ResNeXt-152 fc6)")
-        return regions, source
+        return regions, features
 
     def encode(self, pairs: Sequence[tuple[str, int]], regions: Sequence[RegionFeatures], *, batch_size: int | None = None,
                show_progress: bool | None = None) -> dict[tuple[str, int], tuple[np.ndarray, ScoredRows]]:
         """The scored rows (L2-normalised, float32) of each distinct (caption, image index) pair, with their
-        :class:`ScoredRows`; pairs go through the model in batches of similar length (``batch_size`` pairs, or as many
-        as fit the scorer's ``token_budget``)."""
-        model = self.model()
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
+        :class:`ScoredRows`. Pairs go through the model in batches (``batch_size`` pairs, or as many as fit the scorer's
+        ``token_budget``) of similar length, each image's pairs together with ``group_by_image``; each batch is built in
+        a background thread (in pinned memory on CUDA) while the previous one runs."""
+        model = self.model
+        batch_size = device_batch_size(batch_size, self.device, gpu=GPU_BATCH_SIZE, cpu=CPU_BATCH_SIZE)
         captions = list(dict.fromkeys(caption for caption, _ in pairs))
         pieces = self.word_pieces(captions)
         ids = dict(zip(captions, self.model_input_ids(captions, pieces)))
         num_pieces = {caption: len(p) for caption, p in zip(captions, pieces)}
         image_inputs = {i: regions[i].vilbert_inputs(mean_in_stored_dtype=self.mode == "code") for i in {i for _, i in pairs}}
-        task_id = RETRIEVAL_COCO_TASK if model.task_token else None
         encoded: dict[tuple[str, int], tuple[np.ndarray, ScoredRows]] = {}
+
+        def text_length(pair: tuple[str, int]) -> int:
+            return len(ids[pair[0]])
+
+        def image_length(pair: tuple[str, int]) -> int:
+            return len(image_inputs[pair[1]][0])
+
         def lengths(pair: tuple[str, int]) -> tuple[int, int]:
-            return len(ids[pair[0]]), len(image_inputs[pair[1]][0])
+            return text_length(pair), image_length(pair)
 
+        order = grouped_by_image(pairs, text_length, image_length) if self.group_by_image else lengths
         if self.token_budget:
-            batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False)
+            batches = token_budget_batches(pairs, self.token_budget, lengths, longest_first=False, key=order)
         else:
-            batches = length_batches(pairs, batch_size, lengths, longest_first=False)
+            batches = length_batches(pairs, batch_size, order, longest_first=False)
+        rows = max(map(len, batches), default=0) if self.fixed_shapes else None
+        pin = self.device.type == "cuda"
 
-        def model_inputs(batch: list[tuple[str, int]]) -> tuple[torch.Tensor, ...]:
-            input_ids, text_mask = pad_ids([ids[caption] for caption, _ in batch])
-            features, image_mask = pad_rows([image_inputs[i][0] for _, i in batch])
-            locations, _ = pad_rows([image_inputs[i][1] for _, i in batch])
-            return input_ids, text_mask, features, locations, image_mask
+        def model_inputs(batch: list[tuple[str, int]]) -> tuple[torch.Tensor | None, ...]:
+            tensors = pair_batch_inputs(batch, ids, image_inputs, share_images=self.group_by_image, rows=rows)
+            return tuple(t.pin_memory() if pin and t is not None else t for t in tensors)
 
+        forward = self.forward()
         with torch.inference_mode():
             for batch, tensors in progress(prefetched(batches, model_inputs), total=len(batches), desc="ViLBERTScore", show=show_progress):
-                with autocast_forward(self.device, self.dtype):
-                    states = model(*(t.to(self.device) for t in tensors), task_id=task_id, blocks=self.layer)[-1].float()
+                states = forward(*(None if t is None else t.to(self.device, non_blocking=True) for t in tensors))[: len(batch)]
                 require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
                 # Every row normalised on the device and copied back once per batch (not once per pair).
                 unit = normalize_rows(states).cpu().numpy()
                 for row, (caption, image) in enumerate(batch):
-                    rows = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
-                    encoded[caption, image] = (unit[row, rows.start : rows.stop], rows)
+                    scored = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
+                    encoded[caption, image] = (unit[row, scored.start : scored.stop], scored)
         return encoded
 
     def score(self, predictions: list[str], references: list[list[str]] | None = None, *, images: list | None = None,
               region_features: list | None = None, batch_size: int | None = None, show_progress: bool | None = None) -> Scores:
         if references is None:
             raise ValueError("ViLBERTScore needs references: pass one list of reference captions per prediction")
-        regions, source = self._regions(len(predictions), images, region_features, show_progress)
+        regions, features = self._regions(len(predictions), images, region_features, show_progress)
         # One index per distinct image, so a caption shared by predictions of the same image is encoded once.
         image_of = first_equal_images(regions)
         pairs = list(dict.fromkeys((caption, image_of[i]) for i, refs in enumerate(references) for caption in (predictions[i], *refs)))
@@ -361,8 +471,7 @@ class VilbertScoreScorer(CaptionScorer):
             values = match_references(candidate, candidate_rows, [rows for rows, _ in matched], [scored for _, scored in matched])
             for name, value in zip(columns, values):
                 columns[name].append(value)
-        kinds = ",".join(sorted({item.kind for item in regions}))
-        return Scores(columns, inputs={"features": f"{kinds}:{source}", "boxes": _span(item.num_boxes for item in regions),
+        return Scores(columns, inputs={"features": features, "boxes": _span(item.num_boxes for item in regions),
                                        "references": _span(len(refs) for refs in references)})
 
 

@@ -145,9 +145,9 @@ def input_limits(piece_counts: Sequence[int], release: str) -> list[int]:
 
 
 def load_parser_model(name_or_path: str, device: Any) -> Any:
-    """The parser's T5, through QACE's T5 loader (capeval's model cache, fp32, eval mode): the one place CAPTURE
+    """The parser's T5, through capeval's T5 loader (the model cache, fp32, eval mode): the one place CAPTURE
     loads a T5."""
-    from ..scoring.qace import load_t5
+    from ..backbones.t5 import load_t5
 
     return load_t5(name_or_path, device=device)
 
@@ -189,12 +189,12 @@ class SceneGraphParser:
         """Per text, per sentence: the cleaned graph text (each distinct input is generated once)."""
         import torch
 
-        from ..backbones.common import length_batches, pad_ids
+        from ..backbones.common import device_batch_size, length_batches, pad_ids
         from ..progress import progress
 
         ids = self.input_ids(sentences_per_text)
         distinct = list(dict.fromkeys(tuple(row) for rows in ids for row in rows))
-        batch_size = batch_size or (GPU_BATCH_SIZE if self.device.type == "cuda" else CPU_BATCH_SIZE)
+        batch_size = device_batch_size(batch_size, self.device, gpu=GPU_BATCH_SIZE, cpu=CPU_BATCH_SIZE)
         graphs: dict[tuple[int, ...], str] = {}
         pad = self.tokenizer.pad_token_id
         with torch.inference_mode():

@@ -36,11 +36,11 @@ import numpy as np
 import torch
 
 from ..atomic import partial_file
-from ..backbones.common import load_checked, read_state_dict
+from ..checkpoints import load_checked, read_state_dict
 from ..models import ModelUnavailableError, cached, resolve_device
 from ..progress import progress
 from .images import DEFAULT_MAX_SIDE, image_digest, load_image
-from .regions import RegionFeatureError, RegionFeatures, as_region_feature_list
+from .regions import RegionFeatureError, RegionFeatures, as_region_feature_list, require_one_per_caption
 
 #: The BUTD pixel means (BGR order), subtracted without std division.
 BUTD_PIXEL_MEANS_BGR = (102.9801, 115.9465, 122.7717)
@@ -374,22 +374,29 @@ def default_extractor() -> RegionExtractor:
 
 
 
-def regions_for(metric: str, feature_kind: str, *, images: Sequence[Any] | None, region_features: Sequence[Any] | None,
+def regions_for(metric: str, feature_kind: str, count: int, *, images: Sequence[Any] | None, region_features: Sequence[Any] | None,
                 extractor: RegionExtractor | None = None, cache_dir: str | os.PathLike | None = None,
                 show_progress: bool | None = None) -> tuple[list[RegionFeatures], str]:
-    """The region features of one call of an image metric, and what produced them (for the hashcode).
+    """The region features of one call of an image metric, one for each of its ``count`` predictions, and what they are
+    for the hashcode (``"<kinds>:<source>"``, e.g. ``"butd:precomputed"``): the one way the region metrics read their
+    image inputs.
 
     ``feature_kind`` names the features the metric was trained on (for the error message).
     Precomputed ``region_features`` win; otherwise ``images`` go through ``extractor`` (default:
-    :func:`default_extractor`). Neither raises ``ValueError`` saying what ``metric`` needs.
+    :func:`default_extractor`). Neither raises ``ValueError`` saying what ``metric`` needs, as does a count other
+    than ``count``.
     """
     if region_features is not None:
-        return as_region_feature_list(region_features), "precomputed"
-    if images is None:
+        regions, source = as_region_feature_list(region_features), "precomputed"
+    elif images is None:
         raise ValueError(f"{metric} scores captions against images: pass region_features=[...] ({feature_kind}, one per caption) "
                          "or images=[...] with an extractor")
-    extractor = extractor or default_extractor()
-    return extract_regions(images, extractor, cache_dir=cache_dir, show_progress=show_progress), extractor.describe()
+    else:
+        extractor = extractor or default_extractor()
+        regions = extract_regions(images, extractor, cache_dir=cache_dir, show_progress=show_progress)
+        source = extractor.describe()
+    require_one_per_caption(regions, count)
+    return regions, f"{','.join(sorted({region.kind for region in regions}))}:{source}"
 
 
 def check_extractor(extractor: Any) -> RegionExtractor | None:

@@ -202,3 +202,12 @@ def image_digest(item: Any, *, name: str = "image") -> str:
     else:
         raise ImageLoadError(f"{name}: unsupported image input of type {type(item).__name__}")
     return digest.hexdigest()
+
+
+def image_paths(image_files, image_dir: str | Path) -> list[str]:
+    """``image_dir/<file>`` for each image file name; ``FileNotFoundError`` naming the missing ones."""
+    folder = Path(image_dir)
+    missing = sorted({f for f in image_files if not (folder / f).is_file()})
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} image(s) missing from {folder}, e.g. {missing[:3]}")
+    return [str(folder / f) for f in image_files]

@@ -363,3 +363,37 @@ def load_feature_table(source: Any, *, columns: Mapping[str, str] | None = None,
         cells = {field: _cell(column, row) for field, column in arrays.items()}
         rows.append(as_region_features({k: v for k, v in cells.items() if v is not None}, name=f"row {row}", kind=kind))
     return rows
+
+
+def require_one_per_caption(regions: Sequence[RegionFeatures], count: int, *, captions: str = "predictions") -> None:
+    """``ValueError`` unless there are ``count`` region features, one per caption (named ``captions`` in the message).
+
+    >>> require_one_per_caption([], 2)
+    Traceback (most recent call last):
+    ValueError: got 2 predictions but 0 region features; they must match
+    """
+    if len(regions) != count:
+        raise ValueError(f"got {count} {captions} but {len(regions)} region features; they must match")
+
+
+def feature_paths(image_files, features_dir: str | Path) -> list[str]:
+    """The region-feature file of each image: ``features_dir/<image stem>.npz`` (or ``.npy``, or the full file
+    name plus ``.npz``); ``FileNotFoundError`` naming the missing ones.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()); (folder / "1000268201_693b08cb0e.npz").touch()
+    >>> [Path(p).name for p in feature_paths(["1000268201_693b08cb0e.jpg"], folder)]
+    ['1000268201_693b08cb0e.npz']
+    """
+    folder = Path(features_dir)
+
+    def find(image_file: str) -> Path | None:
+        stem = Path(image_file).stem
+        candidates = (folder / f"{stem}.npz", folder / f"{stem}.npy", folder / f"{image_file}.npz")
+        return next((path for path in candidates if path.is_file()), None)
+
+    found = {f: find(f) for f in dict.fromkeys(image_files)}
+    missing = sorted(f for f, path in found.items() if path is None)
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} image(s) have no features in {folder} (<stem>.npz or .npy), e.g. {missing[:3]}")
+    return [str(found[f]) for f in image_files]

@@ -41,7 +41,7 @@ def clip_s(model: str, images, **options) -> list[float]:
 
 def decoded_by_this_call(scorer: ClipScoreScorer, captions, images, **options) -> list[float]:
     """CLIP-S with the shared encoder's caches emptied first, so that this call decodes every image itself."""
-    scorer.encoder().clear_caches()
+    scorer.encoder.clear_caches()
     return scorer.score(captions, images=images, **options)["clip_s"]
 
 
@@ -105,7 +105,7 @@ def test_pac_score_takes_the_workers_option(pac_checkpoint, tiny_clip, zoo_image
     scores = []
     for workers in (0, 2):
         scorer = PacScoreScorer(checkpoint=pac_checkpoint, model_name=tiny_clip, device="cpu", num_workers=workers)
-        scorer.encoder().clear_caches()  # the two scorers share one encoder
+        scorer.encoder.clear_caches()  # the two scorers share one encoder
         scores.append(scorer.score(captions, images=zoo_images, batch_size=5)["pac_s"])
     assert scores[0] == scores[1]
 
@@ -115,7 +115,7 @@ def test_a_corrupt_image_raises_its_own_error_from_a_worker(spread_clip, workers
     zoo = image_zoo()
     images = [zoo["RGB"], zoo["L"], b"not an image", zoo["P"]]
     scorer = ClipScoreScorer(model_name=spread_clip, device="cpu", num_workers=workers)
-    scorer.encoder().clear_caches()  # every image goes through the DataLoader
+    scorer.encoder.clear_caches()  # every image goes through the DataLoader
     with pytest.raises(ImageLoadError) as raised:
         scorer.score(CAPTIONS[:4], images=images, batch_size=2)
     assert str(raised.value).startswith("images[2]: could not decode a bytes as an image (UnidentifiedImageError: ")
@@ -123,13 +123,22 @@ def test_a_corrupt_image_raises_its_own_error_from_a_worker(spread_clip, workers
 
 
 def test_default_workers_only_on_cuda_outside_daemons(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    def cores(count):  # the cores this process may run on
+        monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(count)))
+        monkeypatch.setattr("os.cpu_count", lambda: 2 * count)  # the machine's, more than the process may use
+
+    cores(16)
     assert default_image_workers(torch.device("cpu")) == 0
-    assert default_image_workers(torch.device("cuda")) == 8
-    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert default_image_workers(torch.device("cuda")) == 15
+    cores(64)
+    assert default_image_workers(torch.device("cuda")) == 32
+    cores(6)
     assert default_image_workers(torch.device("cuda")) == 5
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    cores(2)
     assert default_image_workers(torch.device("cuda")) == 1
+    monkeypatch.delattr("os.sched_getaffinity")
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert default_image_workers(torch.device("cuda")) == 3
     monkeypatch.setattr(multiprocessing.current_process(), "daemon", True)
     assert default_image_workers(torch.device("cuda")) == 0
 

@@ -81,7 +81,7 @@ def test_pac_score_is_clip_s_with_the_checkpoint_weights_and_w_2(pac_checkpoint,
 
 def test_each_text_and_image_encoded_once_and_remembered(spread_clip, monkeypatch):
     scorer = ClipScoreScorer(model_name=spread_clip, device="cpu", w=2.0)  # w: its own scorer, the shared encoder
-    encoder = scorer.encoder()
+    encoder = scorer.encoder
     encoder.clear_caches()  # other tests' calls fill the shared encoder's caches
     encoded_texts, decoded_images = [], []
     encode_ids, open_image = encoder._encode_ids, clip_backbone.open_image
@@ -148,7 +148,7 @@ def test_pac_score_checkpoint_errors(tmp_path, tiny_clip, openai_state):
         PacScoreScorer(model_name=tiny_clip, device="cpu").score(["a dog"], images=[Image.new("RGB", (9, 9))])
     torch.save([openai_state], tmp_path / "listed.pth")
     with pytest.raises(ModelUnavailableError, match="holds no .state_dict. entry"):
-        PacScoreScorer(checkpoint=str(tmp_path / "listed.pth"), model_name=tiny_clip, device="cpu").encoder()
+        PacScoreScorer(checkpoint=str(tmp_path / "listed.pth"), model_name=tiny_clip, device="cpu").encoder
     torch.save({"state_dict": {k: v for k, v in openai_state.items() if k != "visual.proj"}}, tmp_path / "partial.pth")
     with pytest.raises(ModelUnavailableError, match=r"does not match the expected layout \(missing: \['visual_projection.weight'\]"):
-        PacScoreScorer(checkpoint=str(tmp_path / "partial.pth"), model_name=tiny_clip, device="cpu").encoder()
+        PacScoreScorer(checkpoint=str(tmp_path / "partial.pth"), model_name=tiny_clip, device="cpu").encoder

@@ -127,7 +127,7 @@ def test_hf_mode_differs_where_the_released_preprocessing_does(tiny_clip):
     code = ClipScoreScorer(model_name=tiny_clip, device="cpu")
     hf = ClipScoreScorer(model_name=tiny_clip, device="cpu", mode="hf")
     for scorer in (code, hf):  # other tests' calls encoded these images in other batches (other rounding)
-        scorer.encoder().clear_caches()
+        scorer.encoder.clear_caches()
     zoo = image_zoo()
     rgba = zoo["RGBA"]
     same = dict(images=[zoo["RGB"]] * 2)

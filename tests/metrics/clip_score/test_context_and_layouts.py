@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from capeval.backbones.clip import LONGCLIP_KEPT_POSITIONS, cut_to_context, openai_to_transformers, transformers_to_openai
-from capeval.backbones.common import read_state_dict
+from capeval.checkpoints import read_state_dict
 from capeval.models import ModelUnavailableError
 from capeval.scoring.clip import TextTruncationWarning, report_truncation
 

@@ -46,7 +46,7 @@ def score_quietly(scorer, *args, **kwargs):
 def test_longclip_in_transformers_layout_reads_long_captions_whole(long_clip, long_state, images):
     captions, references = [LONG, "a dog", "a red car"], [[LONG + " and a cat"], ["a dog on the grass"], ["a car", LONG]]
     scorer = ClipScoreScorer(model_name=long_clip, device="cpu")
-    assert scorer.encoder().context_length == LONG_CONTEXT
+    assert scorer.encoder.context_length == LONG_CONTEXT
     scores = score_quietly(scorer, captions, references, images=images)
     assert scores.details == {"truncated_texts": [0, 0, 0]}
     per, ref = clip_scores(long_state, SimpleTokenizer(long_clip), opened(images), captions, references, heads=HEADS,
@@ -54,7 +54,7 @@ def test_longclip_in_transformers_layout_reads_long_captions_whole(long_clip, lo
     np.testing.assert_allclose(scores["clip_s"], per, atol=1e-5)
     np.testing.assert_allclose(scores["refclip_s"], ref, atol=1e-5)
     assert len(SimpleTokenizer(long_clip).encode("A photo depicts " + LONG)) > 100  # far past 77: the tail counts
-    whole, first_60_words = scorer.encoder().text_features(["A photo depicts " + LONG, "A photo depicts " + " ".join(LONG.split()[:60])],
+    whole, first_60_words = scorer.encoder.text_features(["A photo depicts " + LONG, "A photo depicts " + " ".join(LONG.split()[:60])],
                                                            mode="code", batch_size=2)
     assert np.abs(whole - first_60_words).max() > 1e-3
 
@@ -63,7 +63,7 @@ def test_longclips_released_checkpoint_loads_with_checkpoint(tiny_clip, longclip
     """longclip-B.pt's layout: a bare OpenAI-layout state dict with 248 positions in two tables, on a config of 77."""
     scorer = ClipScoreScorer(model_name=tiny_clip, checkpoint=longclip_checkpoint, device="cpu")
     assert load_clip_encoder(tiny_clip, device="cpu").context_length == 77
-    assert scorer.encoder().context_length == LONG_CONTEXT
+    assert scorer.encoder.context_length == LONG_CONTEXT
     captions = [LONG, "a cat sits on the sofa", "two people in the street"]
     scores = score_quietly(scorer, captions, images=images)
     np.testing.assert_allclose(scores["clip_s"], ClipScoreScorer(model_name=long_clip, device="cpu").score(captions, images=images)["clip_s"],
@@ -135,4 +135,4 @@ def test_a_checkpoint_without_text_positions_names_them(tmp_path, tiny_clip, lon
 
     torch.save({key: value for key, value in long_state.items() if not key.startswith("positional_embedding")}, tmp_path / "x.pt")
     with pytest.raises(ModelUnavailableError, match=r"missing: \['text_model.embeddings.position_embedding.weight'\]"):
-        ClipScoreScorer(model_name=tiny_clip, checkpoint=str(tmp_path / "x.pt"), device="cpu").encoder()
+        ClipScoreScorer(model_name=tiny_clip, checkpoint=str(tmp_path / "x.pt"), device="cpu").encoder

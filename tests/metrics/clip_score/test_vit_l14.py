@@ -43,7 +43,7 @@ def test_the_real_vit_l14_where_cached():
 
     try:
         config = CLIPConfig.from_pretrained(VIT_L14, local_files_only=True)
-        ClipScoreScorer(model_name=VIT_L14, device="cpu").encoder()
+        ClipScoreScorer(model_name=VIT_L14, device="cpu").encoder
     except OSError:
         pytest.skip(f"{VIT_L14} is not in the HuggingFace cache (hf download {VIT_L14})")
     assert (config.vision_config.patch_size, config.projection_dim, config.text_config.max_position_embeddings) == (14, 768, 77)

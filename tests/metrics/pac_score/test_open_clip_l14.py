@@ -33,7 +33,7 @@ def test_pac_s_on_an_open_clip_architecture_normalises_with_half(open_clip_folde
     captions = CAPTIONS[: len(images)]
     references = [[CAPTIONS[(i + 3) % len(CAPTIONS)]] for i in range(len(images))]
     scorer = PacScoreScorer(checkpoint=str(tmp_path / "openClip_ViT-L-14.pth"), model_name=open_clip_folder, device="cpu")
-    assert scorer.encoder().pixel_statistics == OPEN_CLIP_PIXELS
+    assert scorer.encoder.pixel_statistics == OPEN_CLIP_PIXELS
     scores = scorer.score(captions, references, images=images)
     opened = [Image.open(io.BytesIO(item)) if isinstance(item, bytes) else item for item in images]
     per, ref = clip_scores(state, SimpleTokenizer(open_clip_folder), opened, captions, references, heads=HEADS, w=2.0,

@@ -93,7 +93,7 @@ def test_the_released_resnet_path_cannot_run_and_capeval_refuses_resnets(tmp_pat
     for variant in ("pac-s", "pac-s++"):
         scorer = PacScoreScorer(variant=variant, checkpoint=str(tmp_path / "resnet.pth"), model_name=lora_clip.folder, device="cpu")
         with pytest.raises(ModelUnavailableError, match=r"is a ResNet CLIP .*ViT image towers only: use a ViT checkpoint"):
-            scorer.encoder()
+            scorer.encoder
 
 
 def saved(tmp_path, name, state) -> str:
@@ -121,16 +121,16 @@ def test_checkpoints_of_another_rank_or_layout_give_one_clear_error(tmp_path, lo
         scorer = PacScoreScorer(variant="pac-s++", checkpoint=saved(tmp_path, f"{i}.pth", state), model_name=lora_clip.folder,
                                 device="cpu")
         with pytest.raises(ModelUnavailableError, match=message):
-            scorer.encoder()
+            scorer.encoder
 
 
 def test_a_pac_s_plus_plus_checkpoint_loaded_as_a_plain_clip_says_which_variant(lora_clip):
     message = r"holds LoRA factors \(lora_A / lora_B keys\): it is a PAC-S\+\+ checkpoint\. Score it with pac_score and variant='pac-s\+\+'"
     checkpoint = lora_clip.checkpoints["train"]
     with pytest.raises(ModelUnavailableError, match=message):
-        PacScoreScorer(checkpoint=checkpoint, model_name=lora_clip.folder, device="cpu").encoder()
+        PacScoreScorer(checkpoint=checkpoint, model_name=lora_clip.folder, device="cpu").encoder
     with pytest.raises(ModelUnavailableError, match=message):
-        ClipScoreScorer(checkpoint=checkpoint, model_name=lora_clip.folder, device="cpu").encoder()
+        ClipScoreScorer(checkpoint=checkpoint, model_name=lora_clip.folder, device="cpu").encoder
 
 
 def test_the_published_checkpoints_are_the_defaults_and_load_only_when_scoring(monkeypatch, tmp_path):
@@ -141,7 +141,7 @@ def test_the_published_checkpoints_are_the_defaults_and_load_only_when_scoring(m
         assert scorer.checkpoint == PAC_PLUS_PLUS_CHECKPOINTS[model_name] and scorer.checkpoint.endswith("/pac++/" + file_name)
         with pytest.raises(ModelUnavailableError, match=r"not cached and offline mode .* forbids downloading it\. Download "
                                                         + scorer.checkpoint.replace("+", r"\+")):
-            scorer.encoder()
+            scorer.encoder
     assert PacScoreScorer().checkpoint is None  # PAC-S's own checkpoint has no plain URL: required to score
     with pytest.raises(ValueError, match=r"PAC-S\+\+ checkpoints are published for 'openai/clip-vit-base-patch32' \(https://.*"
                                          r"pass one of these model_name values, or checkpoint= the path or URL"):

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from capeval.backbones.common import pad_ids
+from capeval.backbones.t5 import T5TextGenerator
 from capeval.backbones.visual_t5 import UNANSWERABLE_TOKEN_ID, decode_like_demo, greedy_generate
-from capeval.scoring.qace import QA_FORMATS, QG_FORMATS, QaceScorer, T5TextGenerator
+from capeval.scoring.qace import QA_FORMATS, QG_FORMATS, QaceScorer
 
 from fixtures.qace import CAPTIONS
 

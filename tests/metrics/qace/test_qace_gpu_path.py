@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from capeval.backbones.precision import autocast_forward
+from capeval.backbones.t5 import load_t5
 from capeval.backbones.visual_t5 import VisualT5Answerer, save_random_t5
-from capeval.scoring.qace import QaceScorer, load_t5
+from capeval.scoring.qace import QaceScorer
 from capeval.vision.regions import as_region_features
 
 from fixtures.qace import CAPTIONS, REFERENCES, T5_WORDS
@@ -81,3 +82,51 @@ def test_dtype_enters_the_options_only_when_reduced(qace_options):
     assert QaceScorer("img", **qace_options, dtype="float16").options()["dtype"] == "float16"
     with pytest.raises(ValueError, match="dtype must be one of"):
         QaceScorer("ref", **qace_options, dtype="float64")
+
+
+def test_each_distinct_input_is_generated_once(monkeypatch, tiny_qa):
+    from capeval.backbones import t5
+    from capeval.backbones.t5 import T5TextGenerator
+    from capeval.scoring.qace import QA_FORMATS
+
+    generator = T5TextGenerator(tiny_qa, QA_FORMATS["questeval"], device="cpu")
+    fields = [{"question": q, "context": c} for q, c in [("what is riding?", "two men ride horses"), ("where?", "a dog on the grass"),
+                                                          ("what is riding?", "two men ride horses"), ("who?", "a man"),
+                                                          ("where?", "a dog on the grass")]]
+    expected = [generator.generate([item])[0] for item in fields]
+    rows = []
+    original = t5.greedy_generate
+    monkeypatch.setattr(t5, "greedy_generate", lambda model, **inputs: rows.append(len(inputs["input_ids"])) or original(model, **inputs))
+    results = generator.generate(fields, batch_size=2)
+    assert rows == [2, 1], "three distinct inputs, in batches of two"
+    assert [text for text, _ in results] == [text for text, _ in expected]
+    assert [a for _, a in results] == pytest.approx([a for _, a in expected], abs=1e-6)
+    assert results[0] == results[2] and results[1] == results[4]
+
+
+def test_each_distinct_answer_pair_is_matched_once(monkeypatch, qace_options):
+    """The answer-similarity BERTScore sees each (predicted answer, span) pair once; every record gets its pair's value,
+    the value BERTScore gives the pair among all of them."""
+    from capeval.scoring.bertscore import BERTScorer
+
+    scorer = QaceScorer("ref", **qace_options)
+    asked = [[("what?", "horses"), ("who?", "two men")], [("what?", "horses")]]
+    answered = [[[("horses", 1.0), ("men", 1.0)], [("horses", 1.0), ("two men", 1.0)]], [[("horses", 1.0)]]]
+    seen = []
+    original = BERTScorer.score
+
+    def spy(self, predictions, references=None, **kwargs):
+        seen.append((list(predictions), [list(r) for r in references], kwargs.get("batch_size")))
+        return original(self, predictions, references, **kwargs)
+
+    monkeypatch.setattr(BERTScorer, "score", spy)
+    records = scorer._compare(asked, answered)
+    assert seen == [(["horses", "men", "two men"], [["horses"], ["two men"], ["two men"]], None)]
+    flat = [r for per_caption in records for per_context in per_caption for r in per_context]
+    assert [(r["predicted_answer"], r["answer"]) for r in flat] == [("horses", "horses"), ("men", "two men"), ("horses", "horses"),
+                                                                    ("two men", "two men"), ("horses", "horses")]
+    similarity = original(BERTScorer(qace_options["bertscore_model"], device="cpu", pad_like_bert_score=False),
+                          ["horses", "men", "two men"], [["horses"], ["two men"], ["two men"]])["f1"]
+    assert [r["bertscore"] for r in flat] == pytest.approx([similarity[0], similarity[1], similarity[0], similarity[2], similarity[0]],
+                                                           abs=1e-6)
+    assert flat[0]["bertscore"] == flat[2]["bertscore"] == flat[4]["bertscore"] and flat[1]["bertscore"] != flat[3]["bertscore"]

@@ -13,8 +13,9 @@ import os
 
 import pytest
 
+from capeval.backbones.t5 import T5TextGenerator
 from capeval.backbones.visual_t5 import VisualT5Answerer
-from capeval.scoring.qace import QA_FORMATS, QaceScorer, T5TextGenerator, normalize_predicted_answer
+from capeval.scoring.qace import QA_FORMATS, QaceScorer, normalize_predicted_answer
 from capeval.vision.regions import as_region_features
 
 CAPTION = "Two men are riding horses on the ground"

@@ -124,7 +124,8 @@ def test_ref_answerability_is_one_minus_the_first_step_probability_of_unanswerab
     import torch
 
     from capeval.backbones.visual_t5 import UNANSWERABLE_TOKEN_ID
-    from capeval.scoring.qace import QA_FORMATS, T5TextGenerator
+    from capeval.backbones.t5 import T5TextGenerator
+    from capeval.scoring.qace import QA_FORMATS
 
     options = {**qace_options, "qa_model": unsure_qa}
     scorer = QaceScorer("ref", **options)

@@ -137,8 +137,10 @@ def test_pipeline_on_the_real_sample_is_deterministic_and_order_free(scorer, sam
 
 def test_scorer_input_errors(scorer, sample_features):
     regions = as_region_features(sample_features)
-    with pytest.raises(ValueError, match="2 captions but 1 region features"):
+    with pytest.raises(ValueError, match="got 2 predictions but 1 region features"):
         umic_scores(scorer, ["a", "b"], [regions])
+    with pytest.raises(ValueError, match="got 2 captions but 1 region features"):
+        scorer.logits(["a", "b"], [regions])
     narrow = RegionFeatures.from_butd(np.zeros((12, 1024)), np.zeros((12, 6)))
     with pytest.raises(ValueError, match=r"region_features\[1\] has 1024-d features; this UNITER takes 2048-d"):
         umic_scores(scorer, ["a", "b"], [regions, narrow])

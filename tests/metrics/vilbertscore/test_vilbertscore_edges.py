@@ -49,7 +49,7 @@ def test_fp16_features_round_their_mean_only_in_code_mode(tiny_vilbert, random_v
 def encoded_pairs(scorer, *args, **kwargs) -> int:
     """How many (caption, image) pairs ``scorer.score(*args, **kwargs)`` runs through ViLBERT."""
     rows = []
-    hook = scorer.model().embeddings.register_forward_hook(lambda module, inputs, output: rows.append(output.shape[0]))
+    hook = scorer.model.embeddings.register_forward_hook(lambda module, inputs, output: rows.append(output.shape[0]))
     try:
         scorer.score(*args, **kwargs)
     finally:

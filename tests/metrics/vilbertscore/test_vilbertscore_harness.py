@@ -8,7 +8,7 @@ import pytest
 
 from capeval.benchmarks import prepare, run_benchmark
 from capeval.cli import build_parser
-from capeval.benchmarks.hub import feature_paths
+from capeval.vision.regions import feature_paths
 from capeval.samples import sample_region_features
 
 

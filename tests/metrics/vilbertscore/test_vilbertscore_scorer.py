@@ -77,7 +77,7 @@ def test_batching_and_order_do_not_change_scores(tiny_vilbert, images):
 def test_each_caption_image_pair_is_encoded_once(tiny_vilbert, images):
     scorer = tiny_vilbert()
     encoded_rows = []
-    hook = scorer.model().embeddings.register_forward_hook(lambda module, args, output: encoded_rows.append(output.shape[0]))
+    hook = scorer.model.embeddings.register_forward_hook(lambda module, args, output: encoded_rows.append(output.shape[0]))
     try:
         scorer.score(PREDICTIONS, REFERENCES, region_features=images)
     finally:
