@@ -29,12 +29,16 @@ def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
     return str(folder)
 
 
-def load_benchmark(name: str, source: str | os.PathLike | None = None):
+def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_dir: str | os.PathLike | None = None,
+                   config: str | None = None):
     """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
 
     ``source`` may also be a loaded ``datasets.Dataset``, returned as it is.
     Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
     are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
+    The benchmarks capeval does not ship (Polaris, Nebula, FOIL, LongCap-Arena) are built from their released
+    files in ``data_dir`` (or a folder ``source``), else in capeval's data folder, in the card's ``config``
+    (:mod:`capeval.benchmarks.released`).
 
     >>> ds = load_benchmark("flickr8k_expert")
     >>> ds.num_rows, sum(ds["is_self_caption"])
@@ -46,6 +50,14 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
 
     if isinstance(source, datasets.Dataset):  # already loaded, e.g. Composite with its references attached
         return source
+    from capeval.benchmarks.released import RELEASED, build
+
+    if name in RELEASED:
+        if source is not None and data_dir is not None:
+            raise ValueError(f"{name}: give the folder of its released files once (data_dir), not also as source")
+        return build(name, data_dir if data_dir is not None else source, config)
+    if data_dir is not None or config is not None:
+        raise ValueError(f"{name} ships with capeval: data_dir and config apply to {', '.join(sorted(RELEASED))} only")
     from capeval.progress import library_bars
 
     with library_bars():
