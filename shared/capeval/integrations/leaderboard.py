@@ -76,8 +76,31 @@ def filtered(table, benchmarks: Sequence[str] | None, statistics: Sequence[str] 
     return table[keep]
 
 
-def pivot(table):
-    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown).
+def pending_benchmarks(table, chosen: Sequence[str] | None = None) -> list[str]:
+    """The registered benchmarks (of ``chosen`` titles, default all) without a stored result: the board shows them
+    as empty columns, so a benchmark whose data is downloaded (Polaris, Nebula, FOIL, LongCap-Arena) is visible
+    before anyone has run it.
+
+    >>> import pandas as pd
+    >>> pending_benchmarks(pd.DataFrame({"benchmark": ["Flickr8k-Expert", "Flickr8k-CF", "Composite", "PASCAL-50S",
+    ...                                                "CapEval1k", "THumB 1.0 (MSCOCO)"]}))
+    ['Polaris', 'Nebula', 'FOIL-COCO', 'LongCap-Arena']
+    """
+    from capeval.benchmarks.rowsets import BENCHMARKS
+
+    if table.empty:  # a board with nothing to show says why instead (board_note)
+        return []
+    titles = [spec.title for spec in BENCHMARKS.values()]
+    return [t for t in titles if t not in set(table["benchmark"]) and (chosen is None or t in chosen)]
+
+
+#: The header of a benchmark's column when no stored result has it.
+PENDING = "{title} · no stored results"
+
+
+def pivot(table, pending: Sequence[str] = ()):
+    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown),
+    then an empty column per ``pending`` benchmark title.
 
     >>> import pandas as pd
     >>> long = pd.DataFrame([{"benchmark": "B", "row set": "P1", "statistic": "tau-b", "metric": m, "value": v}
@@ -87,19 +110,21 @@ def pivot(table):
     """
     import pandas as pd
 
+    empty = [PENDING.format(title=title) for title in pending]
     if table.empty:
-        return pd.DataFrame(columns=["metric"])
+        return pd.DataFrame(columns=["metric", *empty])
     wide = table.assign(axis=table.apply(axis_name, axis=1)).pivot_table(index="metric", columns="axis", values="value",
                                                                           sort=False)
     columns = list(dict.fromkeys(table.apply(axis_name, axis=1)))
     shown = wide[columns].map(lambda v: "" if v != v else f"{v:.{DIGITS}f}")  # NaN: no such result for the metric
-    return shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
+    shown = shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
+    return shown.assign(**{column: "" for column in empty})
 
 
 def board_views(table, benchmarks, statistics, metric_text):
     """What the filters show: the metrics × results pivot, the long table, and a message when nothing matches."""
     rows = filtered(table, benchmarks, statistics, metric_text)
-    return pivot(rows), rows, "" if not rows.empty else NO_MATCH
+    return pivot(rows, pending_benchmarks(table, benchmarks)), rows, "" if not rows.empty else NO_MATCH
 
 
 def scatter_frame(table, x_axis: str | None, y_axis: str | None):
@@ -194,7 +219,7 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     path = Path(results_path or baseline_results())
     results, note = board_note(path)
     table = results_table(results)
-    benchmarks = list(dict.fromkeys(table["benchmark"]))
+    benchmarks = list(dict.fromkeys(table["benchmark"])) + pending_benchmarks(table)
     statistics = list(dict.fromkeys(table["statistic"]))
     axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
     x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else ("", "")
@@ -206,7 +231,9 @@ def build_leaderboard_space(results_path: str | Path | None = None):
                     "row set · statistic (click a header to sort). The seed metrics appear in their configurations that need "
                     "no download, labelled by their options (e.g. `bert_tbr(mode=unigram)`); the papers' own numbers are "
                     "in the published-beside-reproduced table below. The long table gives each result's 95% bootstrap "
-                    "interval and protocol.")
+                    "interval and protocol. A benchmark without stored results (Polaris, Nebula, FOIL-COCO and "
+                    "LongCap-Arena read from their downloaded files) shows as an empty column until `capeval "
+                    "benchmark --dataset all` runs with its data here.")
         if note:
             gr.Markdown(note)
         with gr.Row():
@@ -214,7 +241,8 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
         message = gr.Markdown()
-        wide = gr.Dataframe(value=pivot(table), interactive=False, label="Metrics × results", elem_id="pivot")
+        wide = gr.Dataframe(value=pivot(table, pending_benchmarks(table)), interactive=False, label="Metrics × results",
+                            elem_id="pivot")
         with gr.Accordion("Every result: interval, n and protocol", open=False):
             long = gr.Dataframe(value=table, interactive=False, label="Results")
         filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
