@@ -271,17 +271,16 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
         result.rows += [ResultRow(scoring.name, bench.name, rows.name, f"tau-{v}", len(y), e.value, e.low, e.high,
                                   rows.protocol) for v, e in est.items()]
     if bench.pairs is not None:
-        result.rows += pair_rows(scoring.name, bench, scores, ties, num_samples, seed, level, settings)
+        result.rows += pair_rows(scoring.name, bench.name, bench.pairs, scores, ties, num_samples, seed, level, settings)
     if verbose:
         print(result.to_markdown())
     return result
 
 
-def pair_rows(metric: str, bench: Benchmark, scores: np.ndarray, ties: str, num_samples: int, seed: int, level: float,
-              settings: dict) -> list[ResultRow]:
+def pair_rows(metric: str, benchmark: str, pairs: PairRows, scores: np.ndarray, ties: str, num_samples: int, seed: int,
+              level: float, settings: dict) -> list[ResultRow]:
     """Pairwise accuracy (%) per category, and their mean where the protocol reports one, with bootstrap
     intervals (pairs resampled within their category); the tie rule and the metric's ties go into ``settings``."""
-    pairs = bench.pairs
     rule = pairs.ties or ties
     outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, rule)
     tied = scores[pairs.first] == scores[pairs.second]
@@ -296,7 +295,7 @@ def pair_rows(metric: str, bench: Benchmark, scores: np.ndarray, ties: str, num_
     averaged = f", the mean over the {len(present)} categories" if pairs.mean else ""
     protocol = f"{pairs.protocol}; accuracy in %{averaged}; a metric tie counts {'0.5' if rule == 'half' else '0'}"
     est = estimate(accuracy, np.arange(len(outcome)), num_samples, seed, level, strata=pairs.category)
-    return [ResultRow(metric, bench.name, name, "accuracy", int((pairs.category == name).sum()) if name in present
+    return [ResultRow(metric, benchmark, name, "accuracy", int((pairs.category == name).sum()) if name in present
                       else len(outcome), e.value, e.low, e.high, protocol) for name, e in est.items()]
 
 

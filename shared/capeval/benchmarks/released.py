@@ -265,7 +265,7 @@ def image_file(where: str, name, folder: Path) -> str:
 def judged_rows(records: Iterator[tuple[str, dict]], folder: Path, names: dict[str, str]) -> list[dict]:
     """Rows of (image, candidate, references, human score) from released records; ``names`` maps capeval's
     ``image_file``, ``candidate``, ``references`` and ``score`` to the released columns."""
-    rows = []
+    rows: list[dict] = []
     for where, record in records:
         rows.append({"row_id": len(rows),
                      "image_file": image_file(where, record[names["image_file"]], folder),
@@ -351,7 +351,7 @@ def foil_rows(folder: Path, config: str) -> list[dict]:
             raise BenchmarkFileError(f"{where}: no {', '.join(absent)} (a FOIL annotation has id, image_id, caption, foil)")
         kind = "foil" if annotation["foil"] else "orig"
         by_id.setdefault(annotation["id"], {"orig": [], "foil": []})[kind].append((where, annotation))
-    rows = []
+    rows: list[dict] = []
     for annotation_id, pair in by_id.items():
         where = pair["orig"][0][0] if pair["orig"] else pair["foil"][0][0]
         if len(pair["orig"]) != 1 or not pair["foil"]:

@@ -287,20 +287,20 @@ def report(results: list[CellResult]) -> str:
 def disagreements(results: list[CellResult]) -> list[str]:
     """One line per cell (benchmark, row metric, statistic) that two tables print with values differing by more
     than the coarser one's rounding, e.g. BLEU-4 on Flickr8k-CF τ-b: 16.863 (PAC-S's script) and 16.4 (Pearl)."""
-    by_cell: dict[tuple, list[CellResult]] = {}
+    by_cell: dict[tuple, list[tuple[float, float, CellResult]]] = {}
     for r in results:
         if r.published is not None and r.printed:
-            by_cell.setdefault((r.benchmark, r.row_set, r.metric, r.measure), []).append(r)
+            by_cell.setdefault((r.benchmark, r.row_set, r.metric, r.measure), []).append((r.printed, r.published, r))
 
-    def half_unit(r: CellResult) -> float:  # half of the last printed digit, in capeval's units
-        decimals = len(repr(float(r.printed)).split(".")[1].rstrip("0")) if "." in repr(float(r.printed)) else 0
-        return 0.5 * 10 ** -decimals * abs(r.published / r.printed)
+    def half_unit(printed: float, published: float) -> float:  # half of the last printed digit, in capeval's units
+        decimals = len(repr(float(printed)).split(".")[1].rstrip("0")) if "." in repr(float(printed)) else 0
+        return 0.5 * 10 ** -decimals * abs(published / printed)
 
     lines = []
     for (benchmark, row_set, metric, measure), cells in by_cell.items():
-        if any(abs(a.published - b.published) > max(half_unit(a), half_unit(b)) + 1e-12 for a in cells for b in cells):
+        if any(abs(a[1] - b[1]) > max(half_unit(*a[:2]), half_unit(*b[:2])) + 1e-12 for a in cells for b in cells):
             lines.append(f"- {benchmark} {row_set} {metric} {measure}: " + "; ".join(
-                f"{r.printed:g} ({r.paper} {r.table}, {r.row} / {r.column})" for r in cells))
+                f"{printed:g} ({r.paper} {r.table}, {r.row} / {r.column})" for printed, _, r in cells))
     return lines
 
 
@@ -336,8 +336,8 @@ def add_arguments(parser) -> None:
 
 def no_cells_note(selection: str) -> str:
     """Why a benchmark has no cell to re-run: no table transcribed here prints one."""
-    return (f"No transcribed table has a {selection} cell: the published values could not be read here (see "
-            f"capeval.benchmarks.published); `capeval benchmark --dataset {selection}` computes the benchmark's statistics.")
+    return (f"No transcribed table has a {selection} cell (capeval/resources/published_tables.json holds none yet); "
+            f"`capeval benchmark --dataset {selection}` computes the benchmark's statistics.")
 
 
 def run(args) -> int:

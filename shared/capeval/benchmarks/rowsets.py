@@ -333,7 +333,10 @@ def foil(source=None) -> Benchmark:
     data = load_columns("foil", source)
     n = len(data["pair_id"])
     settings = {"1-ref": [refs[:1] for refs in data["references"]], "4-ref": data["references"], "reference-free": [None] * n}
-    candidates, references, image_files, groups = [], [], [], []
+    candidates: list[str] = []
+    references: list[list[str] | None] = []
+    image_files: list[str] = []
+    groups: list[np.ndarray] = []
     for setting in FOIL_SETTINGS:
         groups.append(np.arange(len(candidates), len(candidates) + 2 * n))
         candidates += data["original"] + data["foil"]
@@ -409,7 +412,8 @@ def with_data(names=None, data_root=None) -> tuple[list[str], list[str]]:
     released ones are looked for in ``data_root/<name>``, default capeval's data folder. Nothing is downloaded."""
     from capeval.benchmarks.released import present
 
-    here, missing = [], []
+    here: list[str] = []
+    missing: list[str] = []
     for name in BENCHMARKS if names is None else names:
         folder = None if data_root is None else f"{data_root}/{name}"
         (here if BENCHMARKS[name].bundled or present(name, folder) else missing).append(name)
