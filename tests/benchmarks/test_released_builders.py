@@ -10,9 +10,9 @@ import pytest
 
 from capeval.benchmarks import hub_dir, load_benchmark
 from capeval.benchmarks.released import (RELEASED, BenchmarkDataMissing, BenchmarkFileError, card_features,
-                                         card_metadata, write_hub_folder)
+                                         card_metadata, extract_images, write_hub_folder)
 
-from .released_fixtures import (COCO_CAPTIONS, FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_REFS, LONGCAP_SCORES,
+from .released_fixtures import (COCO_CAPTIONS, image_bytes, FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_REFS, LONGCAP_SCORES,
                                 NEBULA, POLARIS, literal, write_csv, write_foil, write_longcap_arena, write_nebula,
                                 write_polaris)
 
@@ -266,3 +266,24 @@ def test_a_parquet_shard_without_a_released_column_is_named(tmp_path):
     with pytest.raises(BenchmarkFileError, match=r"dci_test.rel-00000-of-00001.parquet: no column cand \(it has file_name, "
                                                  r"refs, caption, score; the released file has file_name, refs, cand, score\)"):
         load_benchmark("longcap_arena", data_dir=folder)
+
+
+def test_embedded_images_are_extracted_where_image_metrics_read_them(tmp_path):
+    from capeval.benchmarks.rowsets import prepare
+
+    folder = write_nebula(tmp_path / "nebula")
+    (folder / "spica_test.csv").unlink()  # the images need only the test shards
+    assert prepare("nebula", folder, scores="uncorrected").images_dir is None
+    images = extract_images("nebula", data_dir=folder)
+    assert sorted(p.name for p in images.iterdir()) == ["n0.jpg", "n1.jpg", "n2.jpg"]
+    assert (images / "n0.jpg").read_bytes() == image_bytes()
+    (images / "n1.jpg").write_bytes(b"kept")
+    extract_images("nebula", data_dir=folder)
+    assert (images / "n1.jpg").read_bytes() == b"kept"
+    assert prepare("nebula", folder, scores="uncorrected").images_dir == str(images)
+    arena = extract_images("longcap_arena", data_dir=write_longcap_arena(tmp_path / "arena"))
+    assert sorted(p.name for p in arena.iterdir()) == ["sa_1.jpg", "sa_2.jpg"]
+    with pytest.raises(ValueError, match="polaris's released files do not embed its images; image metrics need images.tar.gz"):
+        extract_images("polaris", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="without its Parquet shards"):
+        extract_images("nebula", data_dir=write_nebula(tmp_path / "deneb", layout="csv"))

@@ -394,8 +394,8 @@ def longcap_arena_rows(folder: Path, config: str) -> list[dict]:
     return rows
 
 
-HUB_IMAGES = ("the images are embedded in the Parquet files (`image` column); extract them to `<folder>/images/`, "
-              "named by `file_name`, for image metrics")
+HUB_IMAGES = ("the images are embedded in the Parquet files (`image` column): capeval.benchmarks.released.extract_images "
+              "writes them to `<folder>/images/`, named by `file_name`, for image metrics")
 COCO_ANNOTATIONS = ("captions_val2014.json from the COCO 2014 annotations (annotations_trainval2014.zip, "
                     "cocodataset.org), into {folder}")
 
@@ -420,6 +420,37 @@ RELEASED: dict[str, ReleasedBenchmark] = {
         Need(f"LongCap-Arena's {split} split", (f"data/{split}-*.parquet",), "Ka2ukiMatsuda/LongCap-Arena",
              (f"data/{split}-*",)) for split, _, _ in LONGCAP_SPLITS)}, longcap_arena_rows, images=HUB_IMAGES),
 }
+
+
+#: The Parquet shards whose ``image`` column embeds a benchmark's images (the Hub layouts).
+EMBEDDED_IMAGES = {"nebula": ("data/test-*.parquet",),
+                   "longcap_arena": tuple(f"data/{split}-*.parquet" for split, _, _ in LONGCAP_SPLITS)}
+
+
+def extract_images(name: str, data_dir=None) -> Path:
+    """Write the images embedded in benchmark ``name``'s Parquet shards (Nebula, LongCap-Arena) to
+    ``<folder>/images/<file_name>``, where image metrics read them; files already there are kept."""
+    import pyarrow.parquet as pq
+
+    if name not in EMBEDDED_IMAGES:
+        raise ValueError(f"{name}'s released files do not embed its images; image metrics need {RELEASED[name].images}")
+    folder = locate(name, data_dir, next(reversed(RELEASED[name].needs)))
+    shards = sorted(path for pattern in EMBEDDED_IMAGES[name] for path in folder.glob(pattern))
+    if not shards:
+        raise ValueError(f"{folder} holds {name} without its Parquet shards ({', '.join(EMBEDDED_IMAGES[name])}): put "
+                         f"the images in {folder / 'images'}")
+    images = folder / "images"
+    images.mkdir(exist_ok=True)
+    for path in shards:
+        for batch in pq.ParquetFile(path).iter_batches(columns=["file_name", "image"], batch_size=64):
+            for record in batch.to_pylist():
+                target = images / record["file_name"]
+                if not target.is_file():
+                    payload = record["image"] or {}
+                    if not payload.get("bytes"):
+                        raise BenchmarkFileError(f"{path}: no image bytes for {record['file_name']}")
+                    target.write_bytes(payload["bytes"])
+    return images
 
 
 def data_note(names: list[str]) -> str:
