@@ -287,3 +287,47 @@ def test_embedded_images_are_extracted_where_image_metrics_read_them(tmp_path):
         extract_images("polaris", data_dir=tmp_path)
     with pytest.raises(ValueError, match="without its Parquet shards"):
         extract_images("nebula", data_dir=write_nebula(tmp_path / "deneb", layout="csv"))
+
+
+def test_present_looks_for_the_files_without_downloading(tmp_path):
+    from capeval.benchmarks.released import present
+
+    assert present("polaris", tmp_path / "polaris") is False
+    assert present("polaris", write_polaris(tmp_path / "polaris")) is True
+
+
+def test_the_hub_folder_is_written_again_over_itself(tmp_path):
+    folder = write_nebula(tmp_path / "nebula")
+    out = write_hub_folder("nebula", tmp_path / "hub" / "nebula", data_dir=folder)
+    assert write_hub_folder("nebula", out, data_dir=folder) == out
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.parquet")) == [
+        "data/test-00000-of-00001.parquet", "uncorrected/test-00000-of-00001.parquet"]
+
+
+def test_a_parquet_row_is_named_by_its_shard_and_row(tmp_path):
+    rows = [row if k != 4 else (row[0], [], row[2], row[3]) for k, row in enumerate(NEBULA)]
+    folder = write_nebula(tmp_path / "nebula", rows=rows)
+    with pytest.raises(BenchmarkFileError, match=r"test-00001-of-00002-9b8d7e.parquet row 2: refs must be a non-empty list"):
+        load_benchmark("nebula", data_dir=folder, config="uncorrected")
+
+
+@pytest.mark.parametrize("drop, message", [
+    ("caption", "captions_val2014.json annotation 2: needs image_id and caption"),
+    ("image_id", "captions_val2014.json annotation 2: needs image_id and caption"),
+])
+def test_a_coco_annotation_without_its_fields_is_named(tmp_path, drop, message):
+    folder = write_foil(tmp_path / "foil")
+    coco = json.loads((folder / "captions_val2014.json").read_text())
+    del coco["annotations"][1][drop]
+    (folder / "captions_val2014.json").write_text(json.dumps(coco))
+    with pytest.raises(BenchmarkFileError, match=message):
+        load_benchmark("foil", data_dir=folder)
+
+
+@pytest.mark.parametrize("content", [[], {"annotations": []}, {"images": [], "annotations": {}}],
+                         ids=["a-list", "no-images", "annotations-not-a-list"])
+def test_a_foil_file_without_images_and_annotations_lists_is_refused(tmp_path, content):
+    folder = write_foil(tmp_path / "foil")
+    (folder / "foilv1.0_test_2017.json").write_text(json.dumps(content))
+    with pytest.raises(BenchmarkFileError, match="foilv1.0_test_2017.json is not the FOIL test file"):
+        load_benchmark("foil", data_dir=folder)

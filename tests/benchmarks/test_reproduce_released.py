@@ -14,7 +14,7 @@ from capeval.benchmarks.reproduce import CellResult, disagreements, items_digest
 from capeval.benchmarks.table_protocols import PROTOCOLS
 from capeval.cli import main
 
-from .released_fixtures import write_longcap_arena, write_nebula, write_polaris
+from .released_fixtures import POLARIS, write_longcap_arena, write_nebula, write_polaris
 
 NEW_TABLES = {("pearl", "Table 1"), ("polos", "Table 1"), ("captionevalkit", "expected Polaris values"),
               ("deneb", "Table 1"), ("pacs_pp", "Table 1"), ("vela", "Table 1 and Appendix D Table 4")}
@@ -135,6 +135,11 @@ def test_polaris_cells_from_the_default_data_folder(tmp_path, monkeypatch):
     assert cells["expected Polaris values", "BLEU-4"].capeval is not None
     assert cells["expected Polaris values", "BLEU-4"].protocol == "human tau-c"
     assert cells["Table 1", "Polos"].status.startswith("needs the Polos checkpoint")
+    # Another data folder in the same process is read afresh: here the human scores run the other way.
+    monkeypatch.setenv("CAPEVAL_DATA", str(tmp_path / "other"))
+    write_polaris(tmp_path / "other" / "polaris", rows=[(mt, refs, 1 - score, imgid) for mt, refs, score, imgid in POLARIS])
+    other = reproduce("polaris", rows=["BLEU-4"], use_cache=False)[0]
+    assert other.capeval == pytest.approx(-cells["expected Polaris values", "BLEU-4"].capeval)
 
 
 def test_longcap_arena_and_foil(tmp_path, capsys):

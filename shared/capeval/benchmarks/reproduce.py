@@ -182,7 +182,7 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
         if download:
             result.status, result.reason = f"needs data: {BENCHMARKS[cell.benchmark].title}", download
             continue
-        source = composite if cell.benchmark == "composite" else released_folder(cell.benchmark, data_root)
+        source = composite if cell.benchmark == "composite" else data_folder(cell.benchmark, data_root)
         setup = prepared(cell.benchmark, tuple(sorted(setting.options.items())), source)
         full = setup.full
         needs_references = build_scorer(spec[0], spec[1]).needs_references
@@ -217,6 +217,16 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
 def released_folder(benchmark: str, data_root=None) -> str | None:
     """Where a released benchmark's files are under ``data_root`` (``None``: capeval's data folder)."""
     return None if data_root is None or BENCHMARKS[benchmark].bundled else str(Path(data_root) / benchmark)
+
+
+def data_folder(benchmark: str, data_root=None) -> str | None:
+    """The folder a released benchmark is read from, resolved (so the cache of prepared benchmarks tells data
+    folders apart when $CAPEVAL_DATA changes); ``None`` for a bundled one."""
+    from capeval.benchmarks.released import RELEASED
+
+    if BENCHMARKS[benchmark].bundled:
+        return None
+    return str(RELEASED[benchmark].folder(released_folder(benchmark, data_root)))
 
 
 def selected_cells(selection: str) -> list[PublishedCell]:
