@@ -211,3 +211,64 @@ def test_benchmark_command_reads_released_data_and_says_what_is_missing(tmp_path
     assert main(["benchmark", "--metric", "bleu:order=1", "--dataset", "all", "--samples", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("no data here for nebula, foil:") and "### THumB 1.0 (MSCOCO)" in lines
+
+
+def test_restrict_keeps_pairs_groups_and_reference_free_items_of_the_usable_items():
+    from capeval.benchmarks.harness import restrict
+    from capeval.benchmarks.rowsets import Benchmark, Items, PairRows
+
+    items = Items(["a", "b", "c", "d"], [["r"], None, ["r"], ["r"]], ["i0", "i1", "i2", "i3"])
+    # Pair 0 prefers item 2 over item 0 (a second item may come first); pair 1 uses the dropped item 1.
+    pairs = PairRows("pairs", "p", np.array([2, 1]), np.array([0, 3]), np.array([1, 1]), np.array(["x", "y"]),
+                     categories=("x", "y"), mean=False, ties="fail")
+    bench = Benchmark("b", "B", items, pairs=pairs, groups=[np.array([0, 1]), np.array([2, 3])],
+                      reference_free=np.array([1, 3]), images_dir="imgs")
+    kept = restrict(bench, np.array([0, 2, 3]))
+    assert kept.items.candidates == ["a", "c", "d"] and kept.images_dir == "imgs"
+    assert kept.pairs.first.tolist() == [1] and kept.pairs.second.tolist() == [0] and kept.pairs.category.tolist() == ["x"]
+    assert (kept.pairs.categories, kept.pairs.mean, kept.pairs.ties) == (("x", "y"), False, "fail")
+    assert [g.tolist() for g in kept.groups] == [[0], [1, 2]] and kept.reference_free.tolist() == [2]
+    free = restrict(bench, np.array([1, 3]), "without references")
+    assert free.reference_free.tolist() == [0, 1] and [g.tolist() for g in free.groups] == [[0], [1]]
+    assert (free.pairs.first.tolist(), free.pairs.second.tolist(), free.pairs.category.tolist()) == ([0], [1], ["y"])
+    assert restrict(Benchmark("b", "B", items), np.array([0])).reference_free is None
+
+
+def test_run_benchmark_prints_its_table_unless_told_not_to(tmp_path, capsys):
+    run_benchmark(words, "polaris", source=write_polaris(tmp_path / "polaris"), num_samples=0)
+    assert "### Polaris" in capsys.readouterr().out
+
+
+def test_pair_counts_per_category(tmp_path):
+    pascal = run_benchmark(words, "pascal50s", num_samples=0, verbose=False)
+    assert [(row.row_set, row.n) for row in pascal.rows] == [("HC", 1000), ("HI", 1000), ("HM", 1000), ("MM", 1000),
+                                                             ("mean", 4000)]
+    free = run_benchmark(characters, "foil", source=write_foil(tmp_path / "foil"), num_samples=0, verbose=False)
+    assert [(row.row_set, row.n) for row in free.rows] == [("reference-free", 3)]
+
+
+def test_foil_items_keep_their_images_and_a_loaded_dataset_is_a_source(tmp_path):
+    from capeval.benchmarks import load_benchmark
+
+    folder = write_foil(tmp_path / "foil", images=True)
+    seen = []
+
+    def with_images(predictions, references, images=None):
+        seen.append([path.rsplit("_", 1)[-1] for path in images])
+        return [len(p) for p in predictions]
+
+    with_images.needs_images = True
+    run_benchmark(with_images, "foil", source=folder, num_samples=0, verbose=False)
+    assert seen == [["000000000010.jpg", "000000000010.jpg", "000000000011.jpg"] * 2] * 2
+    bench = prepare("foil", folder)
+    assert len(bench.items.image_files) == len(bench.items.candidates) == 18
+    loaded = prepare("foil", load_benchmark("foil", data_dir=folder))
+    assert loaded.items.candidates == bench.items.candidates and loaded.images_dir is None
+
+
+def test_all_with_every_benchmark_here_prints_no_missing_line(monkeypatch, capsys):
+    from capeval.benchmarks import rowsets
+
+    monkeypatch.setattr(rowsets, "BENCHMARKS", {"thumb": rowsets.BENCHMARKS["thumb"]})
+    assert [r.benchmark for r in run_benchmarks(words, "all", num_samples=0)] == ["thumb"]
+    assert "no data here" not in capsys.readouterr().out

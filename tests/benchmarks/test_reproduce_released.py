@@ -161,3 +161,45 @@ def test_scores_are_cached_per_split_grouping():
     plain = items_digest(candidates, references)
     assert plain == items_digest(candidates, references, [])
     assert items_digest(candidates, references, [np.array([0]), np.array([1])]) != plain
+
+
+def test_pair_cells_are_the_accuracy_of_their_category_or_the_mean():
+    import numpy as np
+
+    from capeval.benchmarks.reproduce import measure
+    from capeval.benchmarks.rowsets import Benchmark, Items, PairRows
+    from capeval.benchmarks.table_protocols import BenchmarkSetting
+
+    items = Items(["a"] * 6, [["r"]] * 6, ["i"] * 6)
+    pairs = PairRows("pairs", "p", np.array([0, 1, 2]), np.array([3, 4, 5]), np.array([1, 1, 0]),
+                     np.array(["1-ref", "1-ref", "4-ref"]), categories=("1-ref", "4-ref", "reference-free"), mean=False,
+                     ties="fail")
+    bench = Benchmark("foil", "FOIL", items, pairs=pairs)
+    scores = np.array([0.9, 0.5, 0.2, 0.1, 0.5, 0.7])  # pair 1 ties (fails); pair 2's second item is preferred
+    setting = BenchmarkSetting(ties="half")  # the pairs' own tie rule wins
+    assert measure(scores, bench, "1-ref", setting) == pytest.approx(50.0)
+    assert measure(scores, bench, "4-ref", setting) == pytest.approx(100.0)
+    assert measure(scores, bench, "mean", setting) == pytest.approx(75.0)
+    half = Benchmark("p", "P", items, pairs=PairRows("pairs", "p", pairs.first, pairs.second, pairs.label, pairs.category,
+                                                     ("1-ref", "4-ref"), True, None))
+    assert measure(scores, half, "1-ref", setting) == pytest.approx(75.0)
+
+
+def test_disagreement_is_beyond_the_coarser_rounding():
+    def cell(printed, factor=0.01, paper="a"):
+        return CellResult(paper, "T", "BLEU-4", "c", "b", None if printed is None else round(printed * factor, 6), None,
+                          None, "", "", printed=printed, metric="bleu-4", measure="tau-b")
+
+    # 16.8 and 16.85 differ by exactly half of 16.8's last digit: equal at that rounding.
+    assert disagreements([cell(16.8), cell(16.85, paper="b"), cell(None, paper="c")]) == []
+    assert len(disagreements([cell(16.8), cell(16.86, paper="b")])) == 1
+    assert len(disagreements([cell(0.168, factor=1), cell(16.9, paper="b")])) == 1
+
+
+def test_selection_by_paper_benchmark_or_all_and_bundled_data_needs_nothing():
+    from capeval.benchmarks.reproduce import data_needed, selected_cells
+
+    assert selected_cells("vela") == published_cells("vela")
+    assert selected_cells("polaris") == [c for c in published_cells() if c.benchmark == "polaris"]
+    assert len(selected_cells("all")) == len(published_cells())
+    assert data_needed("thumb") == ""
