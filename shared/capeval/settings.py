@@ -9,7 +9,8 @@
   :class:`capeval.models.ModelUnavailableError` saying how to provide it.
 - ``CAPEVAL_PROGRESS=0``: no progress bars (on by default for runs longer than a second).
 - ``CAPEVAL_ENCODING_CACHE_MB``: how much memory each text encoder may keep for sentences it encoded
-  before (default 1024; 0 turns the cache off), so repeated evaluations re-encode only new captions.
+  before, and the text metrics for what they computed (tokenizations, n-gram indexes: ``capeval.text.call_cache``)
+  (default 1024; 0 turns the caches off), so repeated evaluations re-encode and re-count only new captions.
 
 Each is read when asked for, so a change of the environment takes effect on the next call.
 """
@@ -44,5 +45,6 @@ def progress_default() -> bool:
 
 
 def encoding_cache_bytes() -> int:
-    """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``)."""
+    """The memory budget of each text encoder's cache of past encodings, and of the text metrics' kept work
+    (``CAPEVAL_ENCODING_CACHE_MB``)."""
     return int(float(os.environ.get("CAPEVAL_ENCODING_CACHE_MB", "1024")) * 2**20)

@@ -12,7 +12,7 @@ from capeval.benchmarks import hub_dir, load_benchmark
 from capeval.benchmarks.released import (RELEASED, BenchmarkDataMissing, BenchmarkFileError, card_features,
                                          card_metadata, extract_images, write_hub_folder)
 
-from .released_fixtures import (COCO_CAPTIONS, image_bytes, FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_REFS, LONGCAP_SCORES,
+from fixtures.released import (COCO_CAPTIONS, image_bytes, FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_REFS, LONGCAP_SCORES,
                                 NEBULA, POLARIS, literal, write_csv, write_foil, write_longcap_arena, write_nebula,
                                 write_polaris)
 
@@ -173,8 +173,11 @@ def test_online_the_hub_files_are_fetched_into_the_data_folder(tmp_path, data_ro
 
 
 def test_data_dir_and_config_are_checked(tmp_path):
-    with pytest.raises(ValueError, match="thumb ships with capeval: data_dir and config apply to foil, longcap_arena"):
+    with pytest.raises(ValueError, match="data_dir: benchmark 'thumb' ships with capeval; only amber, foil, longcap_arena, "
+                                         "nebula, polaris are built"):
         load_benchmark("thumb", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="config 'raw': benchmark 'amber' has one config, 'default'"):
+        load_benchmark("amber", data_dir=tmp_path, config="raw")
     with pytest.raises(ValueError, match="nebula has no config 'raw'; choose from \\['default', 'uncorrected'\\]"):
         load_benchmark("nebula", data_dir=tmp_path, config="raw")
     with pytest.raises(ValueError, match="not also as source"):
@@ -256,7 +259,7 @@ def test_foil_needs_other_coco_references_and_coco_and_json_forms(tmp_path):
 
 
 def test_a_parquet_shard_without_a_released_column_is_named(tmp_path):
-    from .released_fixtures import write_hub_parquet
+    from fixtures.released import write_hub_parquet
 
     folder = write_longcap_arena(tmp_path / "arena")
     shard = folder / "data" / "dci_test.rel-00000-of-00001.parquet"

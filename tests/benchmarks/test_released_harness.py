@@ -9,7 +9,7 @@ import pytest
 from capeval.benchmarks import prepare, run_benchmark, run_benchmarks
 from capeval.cli import main
 
-from .released_fixtures import (FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_SCORES, NEBULA, POLARIS, write_foil,
+from fixtures.released import (FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_SCORES, NEBULA, POLARIS, write_foil,
                                 write_longcap_arena, write_nebula, write_polaris)
 
 
@@ -188,8 +188,10 @@ def test_all_runs_the_benchmarks_whose_data_is_here_and_names_the_others(tmp_pat
     results = run_benchmarks(words, "all", num_samples=0)
     assert [r.benchmark for r in results] == ["thumb", "polaris"]
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == (f"no data here for nebula, foil: put each one's released files in {tmp_path}/<name> (or --data "
-                          f"DIR); `capeval benchmark --dataset <name>` says what to download")
+    assert printed[0] == (f"not run: nebula, foil (no data here: put each one's released files in {tmp_path}/<name> or "
+                          f"--data DIR/<name>; `capeval benchmark --dataset <name>` says what to download); amber (it "
+                          f"scores a model's responses, not a metric: capeval benchmark --metric amber --dataset amber "
+                          f"--results FILE)")
 
 
 def test_benchmark_command_reads_released_data_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
@@ -210,7 +212,7 @@ def test_benchmark_command_reads_released_data_and_says_what_is_missing(tmp_path
     monkeypatch.setattr(rowsets, "with_data", lambda names=None, data_root=None: (["thumb"], ["nebula", "foil"]))
     assert main(["benchmark", "--metric", "bleu:order=1", "--dataset", "all", "--samples", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("no data here for nebula, foil:") and "### THumB 1.0 (MSCOCO)" in lines
+    assert lines[0].startswith("not run: nebula, foil (no data here:") and lines[0].endswith("--results FILE)") and "### THumB 1.0 (MSCOCO)" in lines
 
 
 def test_restrict_keeps_pairs_groups_and_reference_free_items_of_the_usable_items():

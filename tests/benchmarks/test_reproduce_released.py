@@ -14,7 +14,7 @@ from capeval.benchmarks.reproduce import CellResult, disagreements, items_digest
 from capeval.benchmarks.table_protocols import PROTOCOLS
 from capeval.cli import main
 
-from .released_fixtures import POLARIS, write_longcap_arena, write_nebula, write_polaris
+from fixtures.released import POLARIS, write_longcap_arena, write_nebula, write_polaris
 
 NEW_TABLES = {("pearl", "Table 1"), ("polos", "Table 1"), ("captionevalkit", "expected Polaris values"),
               ("deneb", "Table 1"), ("pacs_pp", "Table 1"), ("vela", "Table 1 and Appendix D Table 4")}

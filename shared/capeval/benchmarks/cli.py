@@ -4,6 +4,7 @@
     capeval benchmark --metric path/to/my_metric --option model_name=... --dataset pascal50s --protocol refs=random5:0
     capeval benchmark --metric bleu:order=1 --metric bleu:order=4 --dataset all    # per-metric options after ':'
     capeval benchmark --metric cider --dataset polaris --data /data    # /data/polaris holds polaris_test.csv
+    capeval benchmark --metric amber --dataset amber --results responses.json      # AMBER's generative evaluation
 """
 
 from __future__ import annotations
@@ -55,13 +56,14 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--output: {error}") from None
     if args.samples < 0:
         raise UsageError(f"--samples {args.samples}: give 0 (no confidence intervals) or more")
+    if "amber" in args.dataset:
+        return run_amber(args)
     check_folder("--images", args.images)
     check_folder("--features", args.features)
     datasets = list(dict.fromkeys(args.dataset))
     if "all" in datasets:
         datasets, missing = with_data(data_root=args.data)
-        if missing:
-            print(data_note(missing))
+        print(data_note(missing))
     try:
         options = parse_options(args.option, "--option")
         protocol = parse_options(args.protocol, "--protocol")
@@ -108,6 +110,41 @@ def released_source(dataset: str, data_root: str | None) -> str | None:
     return None if data_root is None or BENCHMARKS[dataset].bundled else str(Path(data_root) / dataset)
 
 
+def run_amber(args: argparse.Namespace) -> int:
+    """``--dataset amber``: AMBER's generative evaluation of ``--results`` (a JSON of ``{id, response}``) by each
+    ``--metric amber[:options]``."""
+    from capeval.benchmarks.amber import evaluate_results, results_table, write_results
+    from capeval.registry import parse_options, split_spec
+
+    if args.dataset != ["amber"]:
+        raise UsageError("--dataset amber scores a results file: run it alone, not with other benchmarks")
+    if not args.results:
+        raise UsageError("--dataset amber needs --results FILE: the model's responses as AMBER's inference.py reads them, "
+                         'a JSON list of {"id": ..., "response": ...}')
+    try:
+        options = parse_options(args.option, "--option")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    rows = []
+    for spec in args.metric:
+        if split_spec(spec)[0] != "amber":
+            raise UsageError(f"--metric {spec}: AMBER's generative set is scored by the amber metric (--metric amber)")
+        scorer = load_metric(spec, options)
+        try:
+            rows.append((spec, evaluate_results(args.results, scorer)))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    print(results_table(rows))
+    for label, result in rows:
+        if result["discriminative_left_out"]:
+            print(f"{label}: {result['discriminative_left_out']} answers to discriminative questions left out "
+                  "(capeval scores AMBER's generative task)")
+    if args.output:
+        for path in write_results(rows, args.output, overwrite=args.overwrite):
+            print(f"wrote {path}")
+    return 0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``benchmark`` command's arguments."""
     from capeval.benchmarks.rowsets import BENCHMARKS
@@ -118,11 +155,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", action="append", required=True,
                         help=f"a capeval metric ({', '.join(METRICS)}), with options after ':', or an evaluate module path; "
                              "repeatable")
-    parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "all"],
-                        help="benchmark to run; repeatable, or 'all' (every one whose data is here)")
+    parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "amber", "all"],
+                        help="benchmark to run; repeatable, or 'all' (every human-judgment benchmark whose data is "
+                             "here); 'amber': AMBER's generative evaluation of --results with --metric amber")
     parser.add_argument("--data", metavar="DIR",
                         help="folder with one folder of released files per downloaded benchmark (DIR/polaris, "
                              "DIR/nebula, DIR/foil, DIR/longcap_arena); default $CAPEVAL_DATA or ~/.cache/capeval/data")
+    parser.add_argument("--results", help="--dataset amber: the responses, a JSON list of {\"id\", \"response\"} as "
+                                          "AMBER's inference.py reads")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
                         help="metric constructor option for every --metric, e.g. order=2 (JSON values)")
     parser.add_argument("--protocol", action="append", metavar="KEY=VALUE",

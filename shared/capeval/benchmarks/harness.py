@@ -304,7 +304,7 @@ def run_benchmarks(metric, benchmarks=None, **options) -> list[BenchmarkResult]:
     the others named in one line), one metric wrapping for all."""
     if benchmarks in (None, "all"):
         names, missing = with_data()
-        if missing and options.get("verbose", True):
+        if options.get("verbose", True):
             from capeval.benchmarks.released import data_note
 
             print(data_note(missing))

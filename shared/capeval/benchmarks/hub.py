@@ -29,6 +29,11 @@ def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
     return str(folder)
 
 
+#: Benchmarks whose data cannot ship and whose builder is their own module's: built from their authors' files
+#: (``data_dir``, or a download). The others that cannot ship are :data:`capeval.benchmarks.released.RELEASED`.
+BUILT_BENCHMARKS = {"amber": "capeval.benchmarks.amber:build_amber"}
+
+
 def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_dir: str | os.PathLike | None = None,
                    config: str | None = None):
     """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
@@ -36,9 +41,10 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_d
     ``source`` may also be a loaded ``datasets.Dataset``, returned as it is.
     Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
     are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
-    The benchmarks capeval does not ship (Polaris, Nebula, FOIL, LongCap-Arena) are built from their released
-    files in ``data_dir`` (or a folder ``source``), else in capeval's data folder, in the card's ``config``
-    (:mod:`capeval.benchmarks.released`).
+    The benchmarks capeval does not ship are built from their authors' files: Polaris, Nebula, FOIL and
+    LongCap-Arena from ``data_dir`` (or a folder ``source``), else capeval's data folder, in the card's ``config``
+    (:mod:`capeval.benchmarks.released`); AMBER (:data:`BUILT_BENCHMARKS`) from ``data_dir`` (default: downloaded
+    once) unless ``source`` names a folder or Hub repository holding it.
 
     >>> ds = load_benchmark("flickr8k_expert")
     >>> ds.num_rows, sum(ds["is_self_caption"])
@@ -56,8 +62,16 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_d
         if source is not None and data_dir is not None:
             raise ValueError(f"{name}: give the folder of its released files once (data_dir), not also as source")
         return build(name, data_dir if data_dir is not None else source, config)
-    if data_dir is not None or config is not None:
-        raise ValueError(f"{name} ships with capeval: data_dir and config apply to {', '.join(sorted(RELEASED))} only")
+    if data_dir is not None and name not in BUILT_BENCHMARKS:
+        built = ", ".join(sorted([*RELEASED, *BUILT_BENCHMARKS]))
+        raise ValueError(f"data_dir: benchmark {name!r} ships with capeval; only {built} are built from a data folder")
+    if config not in (None, "default"):
+        raise ValueError(f"config {config!r}: benchmark {name!r} has one config, 'default'")
+    if source is None and name in BUILT_BENCHMARKS:
+        import importlib
+
+        module, _, function = BUILT_BENCHMARKS[name].partition(":")
+        return getattr(importlib.import_module(module), function)(data_dir)
     from capeval.progress import library_bars
 
     with library_bars():

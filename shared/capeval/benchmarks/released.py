@@ -454,8 +454,15 @@ def extract_images(name: str, data_dir=None) -> Path:
 
 
 def data_note(names: list[str]) -> str:
-    """One line naming benchmarks whose data is not here and where their files go."""
+    """The one line ``--dataset all`` prints: the benchmarks not run because their released files are not here
+    (``names``, where their files go), and AMBER, which scores a model's responses rather than a metric.
+
+    >>> print(data_note([]))
+    not run: amber (it scores a model's responses, not a metric: capeval benchmark --metric amber --dataset amber --results FILE)
+    """
     from capeval.settings import benchmark_data_dir
 
-    return (f"no data here for {', '.join(names)}: put each one's released files in {benchmark_data_dir()}{os.sep}<name> "
-            f"(or --data DIR); `capeval benchmark --dataset <name>` says what to download")
+    missing = (f"{', '.join(names)} (no data here: put each one's released files in {benchmark_data_dir()}{os.sep}<name> "
+               f"or --data DIR/<name>; `capeval benchmark --dataset <name>` says what to download); ") if names else ""
+    return (f"not run: {missing}amber (it scores a model's responses, not a metric: capeval benchmark --metric amber "
+            f"--dataset amber --results FILE)")
