@@ -268,9 +268,11 @@ def test_foil_items_keep_their_images_and_a_loaded_dataset_is_a_source(tmp_path)
     assert loaded.items.candidates == bench.items.candidates and loaded.images_dir is None
 
 
-def test_all_with_every_benchmark_here_prints_no_missing_line(monkeypatch, capsys):
+def test_all_with_every_benchmark_here_names_only_amber_as_not_run(monkeypatch, capsys):
     from capeval.benchmarks import rowsets
 
     monkeypatch.setattr(rowsets, "BENCHMARKS", {"thumb": rowsets.BENCHMARKS["thumb"]})
     assert [r.benchmark for r in run_benchmarks(words, "all", num_samples=0)] == ["thumb"]
-    assert "no data here" not in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "not run: amber (it scores a model's responses, not a metric: capeval benchmark --metric amber --dataset amber "
+        "--results FILE)")
