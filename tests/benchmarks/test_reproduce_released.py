@@ -203,3 +203,54 @@ def test_selection_by_paper_benchmark_or_all_and_bundled_data_needs_nothing():
     assert selected_cells("polaris") == [c for c in published_cells() if c.benchmark == "polaris"]
     assert len(selected_cells("all")) == len(published_cells())
     assert data_needed("thumb") == ""
+
+
+def test_each_table_is_printed_before_the_next_one_runs_with_a_bar_per_table(capsys, monkeypatch):
+    from capeval.benchmarks import reproduce as module
+
+    started, bars = [], []
+    run_cells = module.reproduce_cells
+
+    def watched(cells, protocol, **options):
+        started.append((cells[0].paper, capsys.readouterr().out))  # what was printed when this table started
+        return run_cells(cells, protocol, **options)
+
+    def bar(items, *, desc="", **_):
+        bars.append((desc, len(items)))
+        return items
+
+    monkeypatch.setattr(module, "reproduce_cells", watched)
+    monkeypatch.setattr("capeval.progress.progress", bar)
+    assert main(["reproduce", "polaris"]) == 0
+    assert [paper for paper, _ in started] == ["polos", "captionevalkit"]
+    assert started[0][1] == "" and started[1][1].startswith("### polos Table 1: 0 of 0 computed cells reproduced (6 cells)")
+    assert "captionevalkit" not in started[1][1]  # the second table is printed after it runs
+    assert bars == [("table 1/2: polos Table 1", 6), ("table 2/2: captionevalkit expected Polaris values", 4)]
+    rest = capsys.readouterr().out
+    assert rest.startswith("### captionevalkit expected Polaris values: 0 of 0 computed cells reproduced (4 cells)")
+    assert rest.rstrip().splitlines()[-2:] == ["polos: 0 of 0 computed cells reproduced (6 printed cells)",
+                                               "captionevalkit: 0 of 0 computed cells reproduced (4 printed cells)"]
+
+
+def test_the_printed_tables_are_the_report(capsys):
+    from capeval.benchmarks.reproduce import report
+
+    assert main(["reproduce", "polaris"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(report(reproduce("polaris")) + "\n\n")
+
+
+def test_spice_rows_run_where_spice_is_installed(monkeypatch):
+    from capeval.benchmarks import published
+
+    monkeypatch.setattr("capeval.scoring.spice.spice_ready", lambda: False)
+    assert published.ROW_METRICS["spice"].resolve() == (
+        None, "needs SPICE's Java runtime and Stanford CoreNLP 3.6.0 (`capeval download spice`)")
+    monkeypatch.setattr("capeval.scoring.spice.spice_ready", lambda: True)
+    assert published.ROW_METRICS["spice"].resolve() == (("spice", {}, "spice"), "")
+    # The table's tokenizer applies to SPICE (BLEU's smoothing does not).
+    from capeval.benchmarks.reproduce import row_spec
+
+    cell = next(c for c in published_cells("polos") if c.metric == "spice")
+    assert PROTOCOLS[(cell.paper, cell.table)].toolkit == {"tokenizer": "ptb"}
+    assert row_spec(cell, PROTOCOLS[(cell.paper, cell.table)]) == (("spice", {"tokenizer": "ptb"}, "spice"), "")

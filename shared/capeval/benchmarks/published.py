@@ -98,13 +98,15 @@ class RowMetric:
     checkpoints: tuple[str, ...] = ()
     with_weights: Callable[..., tuple[str, dict, str]] | None = None
     needs: str = ""
+    #: Whether what ``spec`` runs on is installed here (``None``: nothing beyond capeval); else the row ``needs``.
+    available: Callable[[], bool] | None = None
 
     def resolve(self, weights_dir=None) -> tuple[tuple[str, dict, str] | None, str]:
         """(spec, '') when the row can be computed here, else (None, what it needs)."""
         from pathlib import Path
 
         if self.spec is not None:
-            return self.spec, ""
+            return (self.spec, "") if self.available is None or self.available() else (None, self.needs)
         if self.checkpoints and self.with_weights is not None and weights_dir is not None:
             paths = [Path(weights_dir) / name for name in self.checkpoints]
             if all(path.is_dir() for path in paths):
@@ -114,6 +116,13 @@ class RowMetric:
 
 def coco(name: str, **options) -> RowMetric:
     return RowMetric((name, options, "scores"), toolkit=True)
+
+
+def spice_installed() -> bool:
+    """Whether SPICE's jar can run here (Java, and CoreNLP installed by ``capeval download spice``)."""
+    from capeval.scoring.spice import spice_ready
+
+    return spice_ready()
 
 
 def bertscore_weights(layer: int):
@@ -130,7 +139,8 @@ ROW_METRICS: dict[str, RowMetric] = {
     "rouge-l": coco("rouge"),
     "cider": coco("cider"),
     "meteor": coco("meteor"),
-    "spice": RowMetric(needs="needs SPICE (its Stanford CoreNLP models are a download, unavailable offline)"),
+    "spice": RowMetric(("spice", {}, "spice"), toolkit=True, available=spice_installed,
+                       needs="needs SPICE's Java runtime and Stanford CoreNLP 3.6.0 (`capeval download spice`)"),
     "bert_tbr-unigram": RowMetric(("bert_tbr", {"mode": "unigram"}, "scores")),
     "bert_tbr-bert-base-uncased": RowMetric(
         checkpoints=("bert-base-uncased",), needs="needs bert-base-uncased",

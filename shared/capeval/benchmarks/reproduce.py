@@ -20,6 +20,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -153,13 +154,16 @@ def row_spec(cell: PublishedCell, protocol: TableProtocol, weights=None) -> tupl
 
 
 def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weights=None, composite=None,
-                    use_cache: bool = True, data_root=None) -> list[CellResult]:
-    """Re-run ``cells`` (of one table) under ``protocol``. ``composite``: Composite with its references
-    attached (:func:`capeval.benchmarks.attach_references`), else the bundled one (Flickr8k third only);
-    ``data_root``: the folder holding the released benchmarks' folders (default capeval's data folder)."""
+                    use_cache: bool = True, data_root=None, desc: str = "") -> list[CellResult]:
+    """Re-run ``cells`` (of one table) under ``protocol``, with a progress bar over them (``desc``). ``composite``:
+    Composite with its references attached (:func:`capeval.benchmarks.attach_references`), else the bundled one
+    (Flickr8k third only); ``data_root``: the folder holding the released benchmarks' folders (default capeval's
+    data folder)."""
+    from capeval.progress import progress
+
     results = []
     downloads: dict[str, str] = {}  # per benchmark, asked once: a failed download is not retried for every cell
-    for cell in cells:
+    for cell in progress(cells, desc=desc or "cells"):
         spec, needs = row_spec(cell, protocol, weights)
         setting = protocol.settings.get(cell.benchmark)
         statistic = setting.statistic if setting and cell.measure == "tau" else cell.measure
@@ -245,18 +249,25 @@ def reproduce(paper: str = "all", *, rows: list[str] | None = None, weights=None
     >>> cell.row, cell.column, cell.published, cell.status
     ('CLIP-S', 'Flickr8k-Expert τ-c', 0.512, "needs CLIP ViT-B/32 and the benchmark's images or region features")
     """
+    return [result for of_table in reproduce_tables(paper, rows=rows, weights=weights, composite=composite,
+                                                     use_cache=use_cache, data_root=data_root) for result in of_table]
+
+
+def reproduce_tables(paper: str = "all", *, rows: list[str] | None = None, weights=None, composite=None,
+                     use_cache: bool = True, data_root=None) -> Iterator[list[CellResult]]:
+    """:func:`reproduce`, one table at a time: each table's cells as soon as they are re-run (a progress bar per
+    table, ``table 2/5: polos Table 1``), so a caller can show a table while the next one runs."""
     cells = selected_cells(paper)
     if rows:
         unknown = sorted(set(rows) - {c.row for c in cells})
         if unknown:
             raise ValueError(f"no row {unknown} in {paper}'s tables; rows: {sorted({c.row for c in cells})}")
         cells = [c for c in cells if c.row in rows]
-    results = []
-    for key in dict.fromkeys((c.paper, c.table) for c in cells):
+    keys = list(dict.fromkeys((c.paper, c.table) for c in cells))
+    for number, key in enumerate(keys, 1):
         of_table = [c for c in cells if (c.paper, c.table) == key]
-        results += reproduce_cells(of_table, PROTOCOLS[key], weights=weights, composite=composite, use_cache=use_cache,
-                                   data_root=data_root)
-    return results
+        yield reproduce_cells(of_table, PROTOCOLS[key], weights=weights, composite=composite, use_cache=use_cache,
+                              data_root=data_root, desc=f"table {number}/{len(keys)}: {key[0]} {key[1]}")
 
 
 def format_value(value: float | None, measure_kind: str) -> str:
@@ -266,32 +277,39 @@ def format_value(value: float | None, measure_kind: str) -> str:
         f"{value:.1f}" if measure_kind == "accuracy" else f"{value:.3f}")
 
 
-def report(results: list[CellResult]) -> str:
-    """Markdown: per table, published | capeval | Δ | status, then the table's protocol and reasons."""
+def table_report(of_table: list[CellResult]) -> str:
+    """Markdown of one table's cells: published | capeval | Δ | status, then the table's protocol and reasons."""
     from capeval.reports import tables
 
-    blocks = []
-    for key in dict.fromkeys((r.paper, r.table) for r in results):
-        of_table = [r for r in results if (r.paper, r.table) == key]
-        protocol = PROTOCOLS[key]
-        rows = []
-        for r in of_table:
-            kind = "accuracy" if r.benchmark in ACCURACY_BENCHMARKS else "correlation"
-            rows.append([r.row, r.column, format_value(r.published, kind), format_value(r.capeval, kind),
-                         format_value(r.delta, "delta-accuracy" if kind == "accuracy" else "delta"), r.status])
-        done = sum(r.status == "reproduced" for r in of_table)
-        computed = sum(r.capeval is not None for r in of_table)
-        lines = [f"### {key[0]} {key[1]}: {done} of {computed} computed cells reproduced ({len(of_table)} cells)", "",
-                 tables.markdown_table(["row", "column", "published", "capeval", "Δ", "status"], rows), "",
-                 f"Protocol: {protocol.describe()}"]
-        lines += [f"- differs on {name}: {text}" for name, text in protocol.differs.items()]
-        lines += [f"- {status}: {reason}" for status, reason in
-                  dict.fromkeys((r.status, r.reason) for r in of_table if r.status.startswith("needs data"))]
-        blocks.append("\n".join(lines))
+    key = (of_table[0].paper, of_table[0].table)
+    protocol = PROTOCOLS[key]
+    rows = []
+    for r in of_table:
+        kind = "accuracy" if r.benchmark in ACCURACY_BENCHMARKS else "correlation"
+        rows.append([r.row, r.column, format_value(r.published, kind), format_value(r.capeval, kind),
+                     format_value(r.delta, "delta-accuracy" if kind == "accuracy" else "delta"), r.status])
+    done = sum(r.status == "reproduced" for r in of_table)
+    computed = sum(r.capeval is not None for r in of_table)
+    lines = [f"### {key[0]} {key[1]}: {done} of {computed} computed cells reproduced ({len(of_table)} cells)", "",
+             tables.markdown_table(["row", "column", "published", "capeval", "Δ", "status"], rows), "",
+             f"Protocol: {protocol.describe()}"]
+    lines += [f"- differs on {name}: {text}" for name, text in protocol.differs.items()]
+    lines += [f"- {status}: {reason}" for status, reason in
+              dict.fromkeys((r.status, r.reason) for r in of_table if r.status.startswith("needs data"))]
+    return "\n".join(lines)
+
+
+def disagreements_report(results: list[CellResult]) -> str:
+    """The cells two sources print differently (:func:`disagreements`) under their heading; '' when there is none."""
     disagreeing = disagreements(results)
-    if disagreeing:
-        blocks.append("\n".join(["### Cells two sources print differently (both kept)", ""] + disagreeing))
-    return "\n\n".join(blocks)
+    return "\n".join(["### Cells two sources print differently (both kept)", ""] + disagreeing) if disagreeing else ""
+
+
+def report(results: list[CellResult]) -> str:
+    """Markdown: per table :func:`table_report`, then the cells two sources print differently."""
+    blocks = [table_report([r for r in results if (r.paper, r.table) == key])
+              for key in dict.fromkeys((r.paper, r.table) for r in results)]
+    return "\n\n".join(filter(None, [*blocks, disagreements_report(results)]))
 
 
 def disagreements(results: list[CellResult]) -> list[str]:
@@ -353,21 +371,25 @@ def no_cells_note(selection: str) -> str:
 def run(args) -> int:
     from capeval.usage import UsageError
 
+    results: list[CellResult] = []
     try:
         composite = None
         if args.composite_references:
             from capeval.benchmarks.references import composite_with_references
 
             composite = composite_with_references(args.composite_references)
-        results = reproduce(args.paper, rows=args.row, weights=args.weights, composite=composite,
-                            use_cache=not args.no_cache, data_root=args.data)
+        # Each table is printed as soon as it is re-run: a long run shows its tables one by one, not all at the end.
+        for of_table in reproduce_tables(args.paper, rows=args.row, weights=args.weights, composite=composite,
+                                         use_cache=not args.no_cache, data_root=args.data):
+            print(table_report(of_table) + "\n", flush=True)
+            results += of_table
     except (ValueError, FileNotFoundError) as error:  # a bad row name or caption file: one line, exit code 2
         raise UsageError(str(error)) from None
     if not results:
         print(no_cells_note(args.paper))
         return 0
-    print(report(results))
-    print()
+    if disagreements(results):
+        print(disagreements_report(results) + "\n")
     for paper, counts in summary(results).items():
         print(f"{paper}: {counts['reproduced']} of {counts['computed']} computed cells reproduced "
               f"({counts['cells']} printed cells)")
