@@ -254,3 +254,26 @@ def test_spice_rows_run_where_spice_is_installed(monkeypatch):
     cell = next(c for c in published_cells("polos") if c.metric == "spice")
     assert PROTOCOLS[(cell.paper, cell.table)].toolkit == {"tokenizer": "ptb"}
     assert row_spec(cell, PROTOCOLS[(cell.paper, cell.table)]) == (("spice", {"tokenizer": "ptb"}, "spice"), "")
+
+
+def test_a_cell_takes_its_tables_statistic_unless_it_prints_its_own():
+    from capeval.benchmarks.published import ROW_METRICS
+    from capeval.benchmarks.reproduce import reproduce_cells
+
+    # Cells whose rows need weights: nothing is computed, the statistic is still named.
+    cells = [c for c in published_cells("bert_tbr") if ROW_METRICS[c.metric].spec is None]
+    seen = set()
+    for key in dict.fromkeys((c.paper, c.table) for c in cells):
+        of_table = [c for c in cells if (c.paper, c.table) == key]
+        for cell, result in zip(of_table, reproduce_cells(of_table, PROTOCOLS[key])):
+            setting = PROTOCOLS[key].settings[cell.benchmark]
+            assert result.measure == (setting.statistic if cell.measure == "tau" else cell.measure)
+            seen.add((cell.measure, result.measure))
+    assert ("tau", "tau-b") in seen and ("HC", "HC") in seen
+
+
+def test_a_table_with_one_cell_is_printed(capsys):
+    assert main(["reproduce", "polaris", "--row", "BLEU-4"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("### captionevalkit expected Polaris values: 0 of 0 computed cells reproduced (1 cells)")
+    assert "| BLEU-4 | Polaris τ-c | 0.463 | – | – | needs data: Polaris |" in out and "### polos" not in out
