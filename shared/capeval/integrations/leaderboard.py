@@ -298,15 +298,16 @@ def scatter_figure(points, x_axis: str | None, y_axis: str | None):
         axis.margins(0.15)  # room for the labels of the outermost points
     figure.tight_layout()
     if not points.empty:
-        renderer = figure.canvas.get_renderer()
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas chosen above
         sizes = []
         for metric in points["metric"]:  # each label's size, measured once on a label drawn for the purpose
             probe = axis.text(0, 0, metric, fontsize=8)
             box = probe.get_window_extent(renderer)
             sizes.append((box.width, box.height))
             probe.remove()
-        at = [tuple(p) for p in axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))]
-        offsets = place_labels(at, sizes, tuple(axis.get_window_extent(renderer).extents))
+        at = [(float(px), float(py)) for px, py in axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))]
+        left, bottom, right, top = axis.get_window_extent(renderer).extents
+        offsets = place_labels(at, sizes, (left, bottom, right, top))
         for metric, x, y, (dx, dy) in zip(points["metric"], points["x"], points["y"], offsets):
             apart = max(abs(dx), abs(dy)) > LABEL_DISTANCES[1]
             axis.annotate(metric, (x, y), textcoords="offset pixels", xytext=(dx, dy), fontsize=8, zorder=3,
@@ -375,7 +376,7 @@ def scatter_views(table, benchmarks, statistics, metric_text, x_axis, y_axis):
 
 #: The widths of the pivot's columns: the metric's (pinned: it stays in view while the results scroll), then each result's
 #: (its header wraps), so the board stays within the page.
-PIVOT_WIDTHS = ("210px", "92px")
+PIVOT_WIDTHS: tuple[str | int, str | int] = ("210px", "92px")
 
 
 def build_leaderboard_space(results_path: str | Path | None = None):
@@ -415,7 +416,8 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
         message = gr.Markdown()
         wide = gr.Dataframe(value=board, interactive=False, label="Metrics × results", elem_id="pivot", wrap=True,
-                            pinned_columns=1, column_widths=[PIVOT_WIDTHS[0]] + [PIVOT_WIDTHS[1]] * (len(board.columns) - 1))
+                            pinned_columns=1,
+                            column_widths=[PIVOT_WIDTHS[0], *[PIVOT_WIDTHS[1]] * (len(board.columns) - 1)])
         with gr.Accordion("Every result: interval, n and protocol", open=False):
             long = gr.Dataframe(value=table, interactive=False, label="Results", wrap=True)
         filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
