@@ -18,8 +18,14 @@ HUB = Path(__file__).resolve().parents[1] / "hub"
 
 
 def benchmark_folders(names: list[str] | None = None) -> list[Path]:
-    folders = sorted(p for p in HUB.iterdir() if (p / "README.md").is_file())
+    """The benchmark folders with their data (the cards of benchmarks read from released files hold none)."""
+    cards = sorted(p for p in HUB.iterdir() if (p / "README.md").is_file())
+    folders = [p for p in cards if any((p / "data").glob("*.parquet"))]
     if names:
+        card_only = sorted(set(names) & {p.name for p in cards} - {p.name for p in folders})
+        if card_only:
+            raise SystemExit(f"{card_only}: a card only, the data is its authors' release; "
+                             f"capeval.benchmarks.released.write_hub_folder builds a folder to publish where its licence allows")
         unknown = sorted(set(names) - {p.name for p in folders})
         if unknown:
             raise SystemExit(f"no benchmark folder {unknown} in {HUB}; have {[p.name for p in folders]}")

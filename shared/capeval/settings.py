@@ -2,6 +2,8 @@
 
 - ``CAPEVAL_CACHE``: where URL checkpoints and extracted region features are cached
   (default ``~/.cache/capeval``).
+- ``CAPEVAL_DATA``: where the benchmarks capeval does not ship (Polaris, Nebula, FOIL, LongCap-Arena) keep
+  their released files, one folder per benchmark (default ``<CAPEVAL_CACHE>/data``).
 - Offline mode: ``CAPEVAL_OFFLINE=1``, or HuggingFace's own ``HF_HUB_OFFLINE=1`` /
   ``TRANSFORMERS_OFFLINE=1``; then nothing is downloaded and a missing checkpoint raises
   :class:`capeval.models.ModelUnavailableError` saying how to provide it.
@@ -25,6 +27,11 @@ _TRUE = {"1", "true", "yes", "on"}
 def cache_dir() -> Path:
     """The root of capeval's own on-disk cache."""
     return Path(os.environ.get("CAPEVAL_CACHE") or Path.home() / ".cache" / "capeval").expanduser()
+
+
+def benchmark_data_dir() -> Path:
+    """The folder holding one folder of released files per downloaded benchmark (``CAPEVAL_DATA``)."""
+    return Path(os.environ.get("CAPEVAL_DATA") or cache_dir() / "data").expanduser()
 
 
 def offline() -> bool:

@@ -104,7 +104,12 @@ def test_leaderboard_pivot(browser, tmp_path):
         browser.save_screenshot(str(tmp_path / "leaderboard.png"))
         text = browser.find_element(By.ID, "pivot").text
         assert "Flickr8k-Expert · P1 mean · tau-b" in text and "bleu" in text and "meteor" in text
-        assert "bert_tbr(mode=unigram)" in text and "smurf(components=['sparcs'])" in text  # the seed metrics' rows
+        assert "bert_tbr:mode=unigram" in text and "smurf:components=sparcs" in text  # the seed metrics' rows
+        # The pivot fits the page: its headers wrap instead of widening the board past the window.
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        # The skipped runs are one collapsed list: its title shows, its lines do not until opened.
+        not_run = browser.find_element(By.ID, "not-run")
+        assert not_run.text.startswith("Not run (9 runs)") and "needs references" not in not_run.text
         assert "Published beside reproduced" in browser.find_element(By.TAG_NAME, "body").text
     finally:
         demo.close()

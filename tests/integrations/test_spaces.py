@@ -137,13 +137,23 @@ def test_leaderboard_shows_the_stored_results(serve):
     assert len(every["metric"]) == len({r["metric"] for r in stored if not r.get("skipped")})
     _, _, message = client.predict(["Flickr8k-Expert"], ["tau-b"], "no such metric", api_name="/filter")
     assert "No result matches these filters" in message
-    points, figure = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", api_name="/scatter")
+    every_benchmark = list(dict.fromkeys(r["title"] for r in stored if not r.get("skipped")))
+    points, figure = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", every_benchmark,
+                                    ["tau-b", "tau-c", "accuracy"], "", api_name="/scatter")
     stored_metrics = {r["metric"] for r in stored if r["benchmark"] == "flickr8k_expert" and not r.get("skipped")}
     assert points["headers"] == ["metric", "x", "y"] and len(points["data"]) == len(stored_metrics) == 9  # one point per metric
-    # The seed metrics' model-free configurations are rows of the board, labelled by their options.
+    # The seed metrics' model-free configurations are rows of the board, labelled by the spec that runs them.
     seed = table_columns(client.predict(["Flickr8k-Expert"], ["tau-b"], "bert_tbr", api_name="/filter")[0])
-    assert seed["metric"] == ["bert_tbr(mode=unigram)"] and seed["Flickr8k-Expert · P1 mean · tau-b"] == ["0.471"]
+    assert seed["metric"] == ["bert_tbr:mode=unigram"] and seed["Flickr8k-Expert · P1 mean · tau-b"] == ["0.471"]
     assert ["cider", round(expected[0]["value"], 3)] == next(row[:2] for row in points["data"] if row[0] == "cider")
+    # The scatter follows the filters: the metric text keeps BLEU's four points, a statistic filtered out moves the
+    # y axis to one the filters keep.
+    points, _ = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", every_benchmark,
+                               ["tau-b", "tau-c"], "bleu", api_name="/scatter")
+    assert [row[0] for row in points["data"]] == [f"bleu:order={n}" for n in range(1, 5)]
+    points, _ = client.predict("Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c", ["Flickr8k-Expert"],
+                               ["tau-b"], "cider", api_name="/scatter")
+    assert points["data"] == [["cider", round(expected[0]["value"], 3), round(expected[1]["value"], 3)]]
 
 
 def test_leaderboard_shows_published_beside_reproduced(serve):

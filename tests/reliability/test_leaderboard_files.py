@@ -42,5 +42,5 @@ def test_the_empty_board_answers_its_api(tmp_path, serve):
     client = serve(build_leaderboard_space(path))
     wide, long, message = client.predict([], [], "cider", api_name="/filter")
     assert wide["data"] == long["data"] == [] and "No result matches these filters" in message
-    points, _ = client.predict(None, None, api_name="/scatter")
+    points, _ = client.predict(None, None, [], [], "", api_name="/scatter")
     assert points["data"] == []

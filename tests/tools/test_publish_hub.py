@@ -20,6 +20,11 @@ def test_dry_run_lists_repos_and_files(publish_script, capsys):
     assert "data/test-00000-of-00001.parquet" in out and "README.md" in out and "composite" not in out
     with pytest.raises(SystemExit, match="no benchmark folder"):
         publish_script.main(["--namespace", "me", "--dry-run", "coco"])
+    # The cards of the benchmarks read from released files hold no data: not published, and never by default.
+    with pytest.raises(SystemExit, match=r"\['polaris'\]: a card only, the data is its authors' release"):
+        publish_script.main(["--namespace", "me", "--dry-run", "polaris"])
+    assert [p.name for p in publish_script.benchmark_folders()] == ["capeval1k", "composite", "flickr8k_cf",
+                                                                     "flickr8k_expert", "pascal50s", "thumb"]
 
 
 def test_publish_creates_then_uploads_each_folder(publish_script, monkeypatch):

@@ -3,6 +3,7 @@
     capeval benchmark --metric bleu --metric cider --dataset flickr8k_expert --output results/
     capeval benchmark --metric path/to/my_metric --option model_name=... --dataset pascal50s --protocol refs=random5:0
     capeval benchmark --metric bleu:order=1 --metric bleu:order=4 --dataset all    # per-metric options after ':'
+    capeval benchmark --metric cider --dataset polaris --data /data    # /data/polaris holds polaris_test.csv
     capeval benchmark --metric amber --dataset amber --results responses.json      # AMBER's generative evaluation
 """
 
@@ -41,7 +42,8 @@ def check_folder(flag: str, folder: str | None) -> None:
 def run(args: argparse.Namespace) -> int:
     from capeval.atomic import check_writable
     from capeval.benchmarks.harness import as_scoring_metric, results_markdown, run_benchmarks, write_outputs
-    from capeval.benchmarks.rowsets import BENCHMARKS
+    from capeval.benchmarks.released import BenchmarkFileError, data_note
+    from capeval.benchmarks.rowsets import BENCHMARKS, with_data
     from capeval.evaluation import spec_label
     from capeval.registry import parse_options, split_spec
 
@@ -58,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
         return run_amber(args)
     check_folder("--images", args.images)
     check_folder("--features", args.features)
-    datasets = list(BENCHMARKS) if "all" in args.dataset else args.dataset
+    datasets = list(dict.fromkeys(args.dataset))
+    if "all" in datasets:
+        datasets, missing = with_data(data_root=args.data)
+        print(data_note(missing))
     try:
         options = parse_options(args.option, "--option")
         protocol = parse_options(args.protocol, "--protocol")
@@ -86,16 +91,23 @@ def run(args: argparse.Namespace) -> int:
             # Protocol options apply to the benchmarks that take them.
             chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}
             try:
-                source = composite if dataset == "composite" else None
+                source = composite if dataset == "composite" else released_source(dataset, args.data)
                 results += run_benchmarks(scoring, [dataset], source=source, images_dir=args.images, features_dir=args.features,
                                           num_samples=args.samples, seed=args.seed, ties=args.ties, verbose=False, **chosen)
-            except FileNotFoundError as error:  # images or features missing for some of the benchmark's images
+            except (FileNotFoundError, BenchmarkFileError) as error:  # missing images, features or released files
                 raise UsageError(str(error)) from None
     print(results_markdown(results))
     if args.output:
         for path in write_outputs(results, args.output, plots=not args.no_plots, overwrite=args.overwrite):
             print(f"wrote {path}")
     return 0
+
+
+def released_source(dataset: str, data_root: str | None) -> str | None:
+    """The folder of a released benchmark's files under ``--data`` (``None``: capeval's data folder)."""
+    from capeval.benchmarks.rowsets import BENCHMARKS
+
+    return None if data_root is None or BENCHMARKS[dataset].bundled else str(Path(data_root) / dataset)
 
 
 def run_amber(args: argparse.Namespace) -> int:
@@ -144,8 +156,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"a capeval metric ({', '.join(METRICS)}), with options after ':', or an evaluate module path; "
                              "repeatable")
     parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "amber", "all"],
-                        help="benchmark to run; repeatable, or 'all' (the human-judgment benchmarks); 'amber': AMBER's "
-                             "generative evaluation of --results with --metric amber")
+                        help="benchmark to run; repeatable, or 'all' (every human-judgment benchmark whose data is "
+                             "here); 'amber': AMBER's generative evaluation of --results with --metric amber")
+    parser.add_argument("--data", metavar="DIR",
+                        help="folder with one folder of released files per downloaded benchmark (DIR/polaris, "
+                             "DIR/nebula, DIR/foil, DIR/longcap_arena); default $CAPEVAL_DATA or ~/.cache/capeval/data")
     parser.add_argument("--results", help="--dataset amber: the responses, a JSON list of {\"id\", \"response\"} as "
                                           "AMBER's inference.py reads")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",

@@ -7,7 +7,8 @@ items, so corpus-level statistics (CIDEr-D's IDF, BERT-TBR's IDF) come from the 
 
 A metric needs references unless its features lack ``references`` (evaluate modules) or it has
 ``needs_references = False``; it needs images when its features hold ``images`` or it has
-``needs_images = True``. Benchmarks without what a metric needs are skipped with a message.
+``needs_images = True``. Benchmarks without what a metric needs are skipped with a message. Where a protocol
+scores splits apart (LongCap-Arena's six, FOIL's reference settings), the metric is called once per split.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from typing import Callable
 import numpy as np
 
 from capeval.benchmarks.rowsets import BENCHMARKS
-from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import CorrelationRows
 from capeval.benchmarks.rowsets import Items
+from capeval.benchmarks.rowsets import PairRows
 from capeval.benchmarks.rowsets import prepare
+from capeval.benchmarks.rowsets import with_data
 from capeval.benchmarks.stats import TIE_RULES
 from capeval.benchmarks.stats import estimate
 from capeval.benchmarks.stats import kendall_both
@@ -152,8 +154,9 @@ class BenchmarkResult:
                 "hashcode": self.hashcode, "settings": self.settings, "rows": [asdict(r) for r in self.rows]}
 
 
-def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
-    """The benchmark on the usable items only (rows of other items dropped)."""
+def restrict(bench: Benchmark, usable: np.ndarray, kept: str = "with references") -> Benchmark:
+    """The benchmark on the usable items only (rows, pairs and groups of other items dropped); correlation
+    protocols say how many rows are left, and why (``kept``)."""
     new_index = np.full(len(bench.items), -1)
     new_index[usable] = np.arange(len(usable))
     items = Items(*([values[i] for i in usable] for values in (bench.items.candidates, bench.items.references,
@@ -163,8 +166,44 @@ def restrict(bench: Benchmark, usable: np.ndarray) -> Benchmark:
         keep = new_index[rows.item] >= 0
         unscored = f" ({'; '.join(bench.notes)})" if bench.notes else ""
         correlations.append(CorrelationRows(rows.name, rows.protocol + f"; restricted to the {keep.sum():,} rows "
-                                            f"with references{unscored}", new_index[rows.item[keep]], rows.human[keep]))
-    return Benchmark(bench.name, bench.title, items, correlations, bench.pairs, bench.notes)
+                                            f"{kept}{unscored}", new_index[rows.item[keep]], rows.human[keep]))
+    pairs = bench.pairs
+    if pairs is not None:
+        keep = (new_index[pairs.first] >= 0) & (new_index[pairs.second] >= 0)
+        pairs = PairRows(pairs.name, pairs.protocol, new_index[pairs.first[keep]], new_index[pairs.second[keep]],
+                         pairs.label[keep], pairs.category[keep], pairs.categories, pairs.mean, pairs.ties)
+    groups = [new_index[g][new_index[g] >= 0] for g in bench.groups]
+    reference_free = None if bench.reference_free is None else new_index[bench.reference_free]
+    return Benchmark(bench.name, bench.title, items, correlations, pairs, bench.notes, [g for g in groups if len(g)],
+                     None if reference_free is None else reference_free[reference_free >= 0], bench.images_dir)
+
+
+def score_items(scoring: ScoringMetric, bench: Benchmark, images=None, features=None) -> tuple[np.ndarray, str]:
+    """Per-item scores of ``scoring`` on ``bench``: one call on all items, or one per group (a split the
+    published protocol scores on its own)."""
+    groups = bench.groups or [np.arange(len(bench.items))]
+    scores, hashcode = np.zeros(len(bench.items)), ""
+
+    def pick(values, group):
+        return None if values is None else [values[i] for i in group]
+
+    for group in groups:
+        scores[group], hashcode = scoring.score(pick(bench.items.candidates, group), pick(bench.items.references, group),
+                                                pick(images, group), pick(features, group))
+    return scores, hashcode
+
+
+def usable_items(scoring: ScoringMetric, bench: Benchmark) -> tuple[Benchmark, str | None]:
+    """The benchmark on the items ``scoring`` can score (with references, or a reference-free metric's own
+    items), or why it cannot score any."""
+    if scoring.needs_references:
+        usable = np.flatnonzero([refs is not None for refs in bench.items.references])
+        if len(usable) == 0:
+            return bench, f"{scoring.name} needs references; {bench.title} has none."
+        return (restrict(bench, usable) if len(usable) < len(bench.items) else bench), None
+    if bench.reference_free is not None:
+        return restrict(bench, bench.reference_free, "without references"), None
+    return bench, None
 
 
 def harness_versions() -> dict[str, str]:
@@ -211,22 +250,20 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
         settings["ties"] = ties
     result = BenchmarkResult(scoring.name, bench.name, bench.title, settings=settings)
     if scoring.needs_images and images_dir is None and features_dir is None:
+        images_dir = bench.images_dir  # the images folder of the benchmark's data, when it has one
+    if scoring.needs_images and images_dir is None and features_dir is None:
         result.skipped = (f"{scoring.name} needs images; {bench.title} ships image file names only. "
                           "Pass images_dir (--images) pointing at the benchmark's images, or features_dir (--features) "
                           "with their region features (<image stem>.npz).")
-    if scoring.needs_references:
-        usable = np.flatnonzero([refs is not None for refs in bench.items.references])
-        if len(usable) == 0:
-            result.skipped = f"{scoring.name} needs references; {bench.title} has none."
-        elif len(usable) < len(bench.items):
-            bench = restrict(bench, usable)
+    bench, cannot = usable_items(scoring, bench)
+    result.skipped = result.skipped or cannot
     if result.skipped:
         if verbose:
             print(f"SKIPPED {bench.title}: {result.skipped}")
         return result
     images = image_paths(bench.items.image_files, images_dir) if images_dir is not None else None
     features = feature_paths(bench.items.image_files, features_dir) if features_dir is not None else None
-    scores, result.hashcode = scoring.score(bench.items.candidates, bench.items.references, images, features)
+    scores, result.hashcode = score_items(scoring, bench, images, features)
     result.scores, result.prepared = scores, bench
     for rows in bench.correlations:
         x, y = scores[rows.item], rows.human
@@ -234,29 +271,45 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
         result.rows += [ResultRow(scoring.name, bench.name, rows.name, f"tau-{v}", len(y), e.value, e.low, e.high,
                                   rows.protocol) for v, e in est.items()]
     if bench.pairs is not None:
-        pairs = bench.pairs
-        outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, ties)
-        tied = scores[pairs.first] == scores[pairs.second]
-        settings["tie_counts"] = {c: int(tied[pairs.category == c].sum()) for c in PASCAL_CATEGORIES}
-
-        def accuracy(rows):
-            per = {c: 100 * outcome[rows][pairs.category[rows] == c].mean() for c in PASCAL_CATEGORIES}
-            return {**per, "mean": float(np.mean(list(per.values())))}
-
-        est = estimate(accuracy, np.arange(len(outcome)), num_samples, seed, level, strata=pairs.category)
-        for name, e in est.items():
-            n = int((pairs.category == name).sum()) if name in PASCAL_CATEGORIES else len(outcome)
-            result.rows.append(ResultRow(scoring.name, bench.name, name, "accuracy", n, e.value, e.low, e.high,
-                                         f"{pairs.protocol}; accuracy in %, the mean over the 4 categories; a metric "
-                                         f"tie counts {'0.5' if ties == 'half' else '0'}"))
+        result.rows += pair_rows(scoring.name, bench.name, bench.pairs, scores, ties, num_samples, seed, level, settings)
     if verbose:
         print(result.to_markdown())
     return result
 
 
+def pair_rows(metric: str, benchmark: str, pairs: PairRows, scores: np.ndarray, ties: str, num_samples: int, seed: int,
+              level: float, settings: dict) -> list[ResultRow]:
+    """Pairwise accuracy (%) per category, and their mean where the protocol reports one, with bootstrap
+    intervals (pairs resampled within their category); the tie rule and the metric's ties go into ``settings``."""
+    rule = pairs.ties or ties
+    outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, rule)
+    tied = scores[pairs.first] == scores[pairs.second]
+    present = [c for c in pairs.categories if (pairs.category == c).any()]
+    settings["ties"] = rule
+    settings["tie_counts"] = {c: int(tied[pairs.category == c].sum()) for c in present}
+
+    def accuracy(rows):
+        per = {c: 100 * outcome[rows][pairs.category[rows] == c].mean() for c in present}
+        return {**per, "mean": float(np.mean(list(per.values())))} if pairs.mean else per
+
+    averaged = f", the mean over the {len(present)} categories" if pairs.mean else ""
+    protocol = f"{pairs.protocol}; accuracy in %{averaged}; a metric tie counts {'0.5' if rule == 'half' else '0'}"
+    est = estimate(accuracy, np.arange(len(outcome)), num_samples, seed, level, strata=pairs.category)
+    return [ResultRow(metric, benchmark, name, "accuracy", int((pairs.category == name).sum()) if name in present
+                      else len(outcome), e.value, e.low, e.high, protocol) for name, e in est.items()]
+
+
 def run_benchmarks(metric, benchmarks=None, **options) -> list[BenchmarkResult]:
-    """:func:`run_benchmark` on several benchmarks (default: all), one metric wrapping for all."""
-    names = list(BENCHMARKS) if benchmarks in (None, "all") else [benchmarks] if isinstance(benchmarks, str) else benchmarks
+    """:func:`run_benchmark` on several benchmarks (default, or ``"all"``: every benchmark whose data is here,
+    the others named in one line), one metric wrapping for all."""
+    if benchmarks in (None, "all"):
+        names, missing = with_data()
+        if options.get("verbose", True):
+            from capeval.benchmarks.released import data_note
+
+            print(data_note(missing))
+    else:
+        names = [benchmarks] if isinstance(benchmarks, str) else benchmarks
     scoring = metric if isinstance(metric, ScoringMetric) else as_scoring_metric(
         metric, options.pop("score_key", "scores"), options.pop("metric_name", None))
     return [run_benchmark(scoring, name, **options) for name in names]

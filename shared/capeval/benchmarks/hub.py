@@ -29,18 +29,22 @@ def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
     return str(folder)
 
 
-#: Benchmarks whose data cannot ship: built from their authors' files (``data_dir``, or a download) by these functions.
+#: Benchmarks whose data cannot ship and whose builder is their own module's: built from their authors' files
+#: (``data_dir``, or a download). The others that cannot ship are :data:`capeval.benchmarks.released.RELEASED`.
 BUILT_BENCHMARKS = {"amber": "capeval.benchmarks.amber:build_amber"}
 
 
-def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_dir: str | os.PathLike | None = None):
+def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_dir: str | os.PathLike | None = None,
+                   config: str | None = None):
     """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
 
-    ``source`` may also be a loaded ``datasets.Dataset``, returned as it is. A benchmark of
-    :data:`BUILT_BENCHMARKS` (``amber``) is built from its authors' files in ``data_dir`` (default: downloaded once)
-    unless ``source`` names a folder or Hub repository holding it.
+    ``source`` may also be a loaded ``datasets.Dataset``, returned as it is.
     Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
     are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
+    The benchmarks capeval does not ship are built from their authors' files: Polaris, Nebula, FOIL and
+    LongCap-Arena from ``data_dir`` (or a folder ``source``), else capeval's data folder, in the card's ``config``
+    (:mod:`capeval.benchmarks.released`); AMBER (:data:`BUILT_BENCHMARKS`) from ``data_dir`` (default: downloaded
+    once) unless ``source`` names a folder or Hub repository holding it.
 
     >>> ds = load_benchmark("flickr8k_expert")
     >>> ds.num_rows, sum(ds["is_self_caption"])
@@ -52,13 +56,22 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_d
 
     if isinstance(source, datasets.Dataset):  # already loaded, e.g. Composite with its references attached
         return source
+    from capeval.benchmarks.released import RELEASED, build
+
+    if name in RELEASED:
+        if source is not None and data_dir is not None:
+            raise ValueError(f"{name}: give the folder of its released files once (data_dir), not also as source")
+        return build(name, data_dir if data_dir is not None else source, config)
+    if data_dir is not None and name not in BUILT_BENCHMARKS:
+        built = ", ".join(sorted([*RELEASED, *BUILT_BENCHMARKS]))
+        raise ValueError(f"data_dir: benchmark {name!r} ships with capeval; only {built} are built from a data folder")
+    if config not in (None, "default"):
+        raise ValueError(f"config {config!r}: benchmark {name!r} has one config, 'default'")
     if source is None and name in BUILT_BENCHMARKS:
         import importlib
 
         module, _, function = BUILT_BENCHMARKS[name].partition(":")
         return getattr(importlib.import_module(module), function)(data_dir)
-    if data_dir is not None:
-        raise ValueError(f"data_dir: benchmark {name!r} ships with capeval; only {sorted(BUILT_BENCHMARKS)} are built from a data folder")
     from capeval.progress import library_bars
 
     with library_bars():

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from capeval.benchmarks.rowsets import PASCAL_CATEGORIES
-
 
 def scatter_plot(result, path) -> None:
     """Correlation benchmarks: metric score vs human score of the first row set (human scores jittered when
-    discrete). PASCAL-50S: per category, the metric's margin for the human-preferred caption."""
+    discrete). Pairs (PASCAL-50S, FOIL): per category, the metric's margin for the preferred caption."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -32,11 +30,12 @@ def scatter_plot(result, path) -> None:
         preferred = np.where(pairs.label == 1, pairs.first, pairs.second)
         other = np.where(pairs.label == 1, pairs.second, pairs.first)
         margin = scores[preferred] - scores[other]
-        for k, category in enumerate(PASCAL_CATEGORIES):
+        categories = [c for c in pairs.categories if (pairs.category == c).any()]
+        for k, category in enumerate(categories):
             picked = pairs.category == category
             ax.scatter(margin[picked], k + rng.uniform(-0.3, 0.3, picked.sum()), s=3, alpha=0.3)
         ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(range(len(PASCAL_CATEGORIES)), PASCAL_CATEGORIES)
+        ax.set_yticks(range(len(categories)), categories)
         ax.set_xlabel(f"{result.metric}: score(human-preferred) − score(other)")
         ax.set_title(f"{result.title} — right of 0: the metric agrees with the humans", fontsize=9)
     fig.tight_layout()

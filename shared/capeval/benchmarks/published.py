@@ -1,17 +1,21 @@
 """The seed papers' correlation tables as data, cell by cell, and what each table row needs to be re-run.
 
-The tables (BERT-TBR, ViLBERTScore, UMIC, QACE, SMURF, PAC-S's correlation script, CLIPScore) are
+The tables (BERT-TBR, ViLBERTScore, UMIC, QACE, SMURF, PAC-S's correlation script, CLIPScore, and the
+2024-2026 papers' Polaris, Nebula and LongCap-Arena tables: Pearl, Polos, DENEB, PAC-S++, VELA) are
 transcribed in the package resource ``published_tables.json``: per table the paper, its citation, the
-table's name, the paper's own words about its protocol, the columns (benchmark, measure, and the factor
-turning a printed value into capeval's units: Kendall τ in [-1, 1], PASCAL-50S accuracy in %) and the
-rows (a row key naming the metric and variant, and the printed values; ``None`` for "–").
+table's name, the paper's own words about its protocol, where the numbers were read (``source``, when not
+from the paper itself), the columns (benchmark, measure, the factor turning a printed value into capeval's
+units: Kendall τ in [-1, 1], PASCAL-50S and FOIL accuracy in %, and the row set where a benchmark has several)
+and the rows (a row key naming the metric and variant, and the printed values: ``None`` for "–"; a cell that
+could not be transcribed is left out).
 
 >>> cells = published_cells("bert_tbr")
 >>> cell = next(c for c in cells if c.row == "Ours (Unigram)" and c.benchmark == "flickr8k_expert")
 >>> cell.table, cell.column, cell.published, ROW_METRICS[cell.metric].spec
 ('Table 3', 'Flickr 8K', 0.471, ('bert_tbr', {'mode': 'unigram'}, 'scores'))
->>> sorted({c.paper for c in published_cells()})
-['bert_tbr', 'clipscore', 'pacs', 'qace', 'smurf', 'umic', 'vilbertscore']
+>>> sorted({c.paper for c in published_cells()})  # doctest: +NORMALIZE_WHITESPACE
+['bert_tbr', 'captionevalkit', 'clipscore', 'deneb', 'pacs', 'pacs_pp', 'pearl', 'polos', 'qace', 'smurf', 'umic',
+ 'vela', 'vilbertscore']
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 #: The papers of the tables, as ``capeval reproduce PAPER`` names them.
-PAPERS = ("bert_tbr", "vilbertscore", "umic", "qace", "smurf", "pacs", "clipscore")
+PAPERS = ("bert_tbr", "vilbertscore", "umic", "qace", "smurf", "pacs", "clipscore", "pearl", "polos", "deneb", "pacs_pp",
+          "vela", "captionevalkit")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,10 @@ class PublishedCell:
     published: float | None
     protocol_words: str
     note: str = ""
+    #: The benchmark row set the column correlates ('' : the table protocol's).
+    row_set: str = ""
+    #: Where the number was read, when not from the paper itself.
+    source: str = ""
 
 
 @functools.cache
@@ -61,12 +70,18 @@ def published_cells(paper: str = "all") -> list[PublishedCell]:
         if paper not in ("all", table["paper"]):
             continue
         for row in table["rows"]:
-            for column, printed in zip(table["columns"], row["values"]):
+            # ``values``: every column (None where the paper prints "–"); ``cells``: only the transcribed columns.
+            printed_by_column = (dict(zip((c["name"] for c in table["columns"]), row["values"])) if "values" in row
+                                 else row["cells"])
+            for column in table["columns"]:
+                if column["name"] not in printed_by_column:
+                    continue
+                printed = printed_by_column[column["name"]]
                 cells.append(PublishedCell(
                     table["paper"], table["citation"], table["table"], row["row"], row["metric"], column["name"],
                     column["benchmark"], column["measure"], printed,
                     None if printed is None else round(printed * column["factor"], 6), table["protocol_words"],
-                    row.get("note", "")))
+                    row.get("note", ""), column.get("row_set", ""), table.get("source", "")))
     return cells
 
 
@@ -83,13 +98,15 @@ class RowMetric:
     checkpoints: tuple[str, ...] = ()
     with_weights: Callable[..., tuple[str, dict, str]] | None = None
     needs: str = ""
+    #: Whether what ``spec`` runs on is installed here (``None``: nothing beyond capeval); else the row ``needs``.
+    available: Callable[[], bool] | None = None
 
     def resolve(self, weights_dir=None) -> tuple[tuple[str, dict, str] | None, str]:
         """(spec, '') when the row can be computed here, else (None, what it needs)."""
         from pathlib import Path
 
         if self.spec is not None:
-            return self.spec, ""
+            return (self.spec, "") if self.available is None or self.available() else (None, self.needs)
         if self.checkpoints and self.with_weights is not None and weights_dir is not None:
             paths = [Path(weights_dir) / name for name in self.checkpoints]
             if all(path.is_dir() for path in paths):
@@ -99,6 +116,13 @@ class RowMetric:
 
 def coco(name: str, **options) -> RowMetric:
     return RowMetric((name, options, "scores"), toolkit=True)
+
+
+def spice_installed() -> bool:
+    """Whether SPICE's jar can run here (Java, and CoreNLP installed by ``capeval download spice``)."""
+    from capeval.scoring.spice import spice_ready
+
+    return spice_ready()
 
 
 def bertscore_weights(layer: int):
@@ -115,7 +139,8 @@ ROW_METRICS: dict[str, RowMetric] = {
     "rouge-l": coco("rouge"),
     "cider": coco("cider"),
     "meteor": coco("meteor"),
-    "spice": RowMetric(needs="needs SPICE (its Stanford CoreNLP models are a download, unavailable offline)"),
+    "spice": RowMetric(("spice", {}, "spice"), toolkit=True, available=spice_installed,
+                       needs="needs SPICE's Java runtime and Stanford CoreNLP 3.6.0 (`capeval download spice`)"),
     "bert_tbr-unigram": RowMetric(("bert_tbr", {"mode": "unigram"}, "scores")),
     "bert_tbr-bert-base-uncased": RowMetric(
         checkpoints=("bert-base-uncased",), needs="needs bert-base-uncased",
@@ -139,6 +164,10 @@ ROW_METRICS: dict[str, RowMetric] = {
     "clip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES),
     "refclip-s": RowMetric(needs="needs CLIP ViT-B/32 " + NEEDS_IMAGES),
     "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
+    "refpac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
+    "polos": RowMetric(needs="needs the Polos checkpoint (reprod.zip of the Polos release) and the benchmark's images"),
+    "vela": RowMetric(needs="needs VELA (not in capeval: its regressor checkpoint, Qwen2.5-3B-Instruct and LongCLIP-L) "
+                            "and the benchmark's images"),
     "umic": RowMetric(needs="needs the UMIC checkpoint " + NEEDS_IMAGES),
     "umic-no-contrastive": RowMetric(needs="needs UNITER-base " + NEEDS_IMAGES),
     **{f"vilbertscore-{part}": RowMetric(needs="needs the ViLBERT pretrained checkpoint " + NEEDS_IMAGES)

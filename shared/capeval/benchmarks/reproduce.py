@@ -1,13 +1,15 @@
-"""``capeval reproduce PAPER|all``: every cell of the seed papers' correlation tables, re-run.
+"""``capeval reproduce PAPER|BENCHMARK|all``: every cell of the seed papers' correlation tables, re-run.
 
 Each published table (:mod:`capeval.benchmarks.published`) is re-computed under one protocol
 (:data:`capeval.benchmarks.table_protocols.PROTOCOLS`, found by ``scripts/search_protocols.py``) and each
 cell gets a status: ``reproduced`` (|Δ| ≤ 0.005 for Kendall τ, ≤ 0.5 for PASCAL-50S accuracy in %, under
 a protocol credited for that benchmark), ``differs`` (with the table's documented reason) or ``needs ...`` (weights, SPICE, references that are
-not available here). Per-caption scores are cached under capeval's cache dir by metric hashcode and the
-scored items, so a rerun only correlates.
+not available here; ``needs data`` names the download of a benchmark read from its released files). Per-caption
+scores are cached under capeval's cache dir by metric hashcode and the scored items, so a rerun only correlates.
+A benchmark name selects every transcribed cell of that benchmark, whichever paper printed it.
 
     capeval reproduce bert_tbr
+    capeval reproduce polaris --data /data        # /data/polaris holds polaris_test.csv
     capeval reproduce all --output reproduce.json --weights /models --composite-references /data/captions
 """
 
@@ -18,11 +20,12 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, published_cells
-from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare
+from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare, with_data
 from capeval.benchmarks.stats import correlate, pair_outcomes
 from capeval.benchmarks.table_protocols import PROTOCOLS, BenchmarkSetting, TableProtocol
 from capeval.registry import build_scorer
@@ -30,6 +33,8 @@ from capeval.registry import build_scorer
 #: Largest |Δ| that counts as reproduced: Kendall τ (printed with 3 decimals) and accuracy in %.
 TOLERANCE = {"correlation": 0.005, "accuracy": 0.5}
 ACCURACY_MEASURES = (*PASCAL_CATEGORIES, "mean")
+#: The benchmarks whose cells are pairwise accuracies in % (the others are Kendall τ).
+ACCURACY_BENCHMARKS = ("pascal50s", "foil")
 
 
 @dataclass
@@ -49,6 +54,9 @@ class CellResult:
     reason: str = ""
     printed: float | None = None
     metric: str = ""
+    #: The statistic of the cell (tau-b or tau-c, or a pair category's accuracy) and the row set it is taken on.
+    measure: str = ""
+    row_set: str = ""
 
 
 def scores_cache_dir() -> Path:
@@ -57,16 +65,18 @@ def scores_cache_dir() -> Path:
     return cache_dir() / "reproduce"
 
 
-def items_digest(candidates, references) -> str:
-    """A digest of what a metric scores, so cached scores are reused only for the same captions."""
-    return hashlib.sha256(json.dumps([candidates, references], ensure_ascii=False).encode()).hexdigest()[:20]
+def items_digest(candidates, references, groups=()) -> str:
+    """A digest of what a metric scores, so cached scores are reused only for the same captions (and the same
+    split into separately scored groups, where a protocol has them)."""
+    scored = [candidates, references] + ([[g.tolist() for g in groups]] if len(groups) else [])
+    return hashlib.sha256(json.dumps(scored, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
-def cached_scores(spec: tuple[str, dict, str], items, digest: str, use_cache: bool = True) -> np.ndarray:
-    """Per-caption scores of ``spec`` = (metric, options, result column) on ``items``, from the cache when
+def cached_scores(spec: tuple[str, dict, str], bench: Benchmark, digest: str, use_cache: bool = True) -> np.ndarray:
+    """Per-caption scores of ``spec`` = (metric, options, result column) on ``bench``'s items, from the cache when
     the same metric hashcode already scored items of the same ``digest`` (:func:`items_digest`)."""
     from capeval.atomic import partial_file
-    from capeval.benchmarks.harness import as_scoring_metric
+    from capeval.benchmarks.harness import as_scoring_metric, score_items
 
     name, options, column = spec
     scorer = build_scorer(name, options)
@@ -74,7 +84,7 @@ def cached_scores(spec: tuple[str, dict, str], items, digest: str, use_cache: bo
     path = scores_cache_dir() / f"{key[:32]}.npy"
     if use_cache and path.is_file():
         return np.load(path)
-    scores, _ = as_scoring_metric(scorer, column).score(items.candidates, items.references, None, None)
+    scores, _ = score_items(as_scoring_metric(scorer, column), bench)
     if use_cache:
         with partial_file(path) as out:
             np.save(out, scores)
@@ -90,7 +100,7 @@ class Prepared:
 
     @functools.cached_property
     def digests(self) -> dict[int, str]:
-        return {id(b): items_digest(b.items.candidates, b.items.references)
+        return {id(b): items_digest(b.items.candidates, b.items.references, b.groups)
                 for b in (self.full, self.with_references) if b is not None}
 
 
@@ -106,16 +116,31 @@ def prepared(benchmark: str, options: tuple, source=None) -> Prepared:
     return Prepared(bench, restrict(bench, usable) if len(usable) < len(bench.items) else bench)
 
 
-def measure(scores: np.ndarray, bench, measure_name: str, setting: BenchmarkSetting) -> float:
-    """One column's statistic: a PASCAL-50S accuracy (%) or a correlation of the setting's row set."""
-    if measure_name in ACCURACY_MEASURES:
-        pairs = bench.pairs
-        outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, setting.ties)
-        per = [100 * outcome[pairs.category == c].mean() for c in PASCAL_CATEGORIES]
-        return float(np.mean(per) if measure_name == "mean" else per[PASCAL_CATEGORIES.index(measure_name)])
-    rows = next(r for r in bench.correlations if r.name == setting.row_set)
+def measure(scores: np.ndarray, bench, measure_name: str, setting: BenchmarkSetting, row_set: str = "") -> float:
+    """One column's statistic: a pairwise accuracy (%) of a pair category (or their mean) or a correlation of the
+    column's row set (default the setting's)."""
+    pairs = bench.pairs
+    if pairs is not None and (measure_name in pairs.categories or measure_name == "mean"):
+        outcome = pair_outcomes(scores[pairs.first], scores[pairs.second], pairs.label, pairs.ties or setting.ties)
+        per = {c: 100 * outcome[pairs.category == c].mean() for c in pairs.categories if (pairs.category == c).any()}
+        return float(np.mean(list(per.values())) if measure_name == "mean" else per[measure_name])
+    rows = next(r for r in bench.correlations if r.name == (row_set or setting.row_set))
     statistic = measure_name if measure_name in ("tau-b", "tau-c") else setting.statistic
     return correlate(scores[rows.item], rows.human, statistic)
+
+
+def data_needed(benchmark: str, data_root=None) -> str:
+    """'' when a benchmark's data is here (a released benchmark's files are fetched first where that is allowed),
+    else the download that makes its cells computable."""
+    from capeval.benchmarks.released import BenchmarkDataMissing, locate
+
+    if BENCHMARKS[benchmark].bundled:
+        return ""
+    try:
+        locate(benchmark, released_folder(benchmark, data_root))
+    except BenchmarkDataMissing as error:
+        return str(error)
+    return ""
 
 
 def row_spec(cell: PublishedCell, protocol: TableProtocol, weights=None) -> tuple[tuple | None, str]:
@@ -129,15 +154,22 @@ def row_spec(cell: PublishedCell, protocol: TableProtocol, weights=None) -> tupl
 
 
 def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weights=None, composite=None,
-                    use_cache: bool = True) -> list[CellResult]:
-    """Re-run ``cells`` (of one table) under ``protocol``. ``composite``: Composite with its references
-    attached (:func:`capeval.benchmarks.attach_references`), else the bundled one (Flickr8k third only)."""
+                    use_cache: bool = True, data_root=None, desc: str = "") -> list[CellResult]:
+    """Re-run ``cells`` (of one table) under ``protocol``, with a progress bar over them (``desc``). ``composite``:
+    Composite with its references attached (:func:`capeval.benchmarks.attach_references`), else the bundled one
+    (Flickr8k third only); ``data_root``: the folder holding the released benchmarks' folders (default capeval's
+    data folder)."""
+    from capeval.progress import progress
+
     results = []
-    for cell in cells:
+    downloads: dict[str, str] = {}  # per benchmark, asked once: a failed download is not retried for every cell
+    for cell in progress(cells, desc=desc or "cells"):
         spec, needs = row_spec(cell, protocol, weights)
         setting = protocol.settings.get(cell.benchmark)
+        statistic = setting.statistic if setting and cell.measure == "tau" else cell.measure
         result = CellResult(cell.paper, cell.table, cell.row, cell.column, cell.benchmark, cell.published, None, None,
-                            "", setting.describe() if setting else "", printed=cell.printed, metric=cell.metric)
+                            "", setting.describe() if setting else "", printed=cell.printed, metric=cell.metric,
+                            measure=statistic, row_set=cell.row_set or (setting.row_set if setting else ""))
         results.append(result)
         if cell.published is None:
             result.status = "not printed"
@@ -148,7 +180,13 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
         if spec is None:
             result.status = needs
             continue
-        source = composite if cell.benchmark == "composite" else None
+        if cell.benchmark not in downloads:
+            downloads[cell.benchmark] = data_needed(cell.benchmark, data_root)
+        download = downloads[cell.benchmark]
+        if download:
+            result.status, result.reason = f"needs data: {BENCHMARKS[cell.benchmark].title}", download
+            continue
+        source = composite if cell.benchmark == "composite" else data_folder(cell.benchmark, data_root)
         setup = prepared(cell.benchmark, tuple(sorted(setting.options.items())), source)
         full = setup.full
         needs_references = build_scorer(spec[0], spec[1]).needs_references
@@ -156,10 +194,10 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
             result.status = protocol.unavailable.get(cell.benchmark, f"needs references for {full.title}")
             continue
         bench = setup.with_references if needs_references and setup.with_references is not None else full
-        scores = cached_scores(spec, bench.items, setup.digests[id(bench)], use_cache)
-        result.capeval = measure(scores, bench, cell.measure, setting)
+        scores = cached_scores(spec, bench, setup.digests[id(bench)], use_cache)
+        result.capeval = measure(scores, bench, cell.measure, setting, cell.row_set)
         result.delta = result.capeval - cell.published
-        kind = "accuracy" if cell.measure in ACCURACY_MEASURES else "correlation"
+        kind = "accuracy" if cell.benchmark in ACCURACY_BENCHMARKS else "correlation"
         # A value from part of the benchmark's rows is not the paper's, however close it comes.
         restricted = len(bench.items) < len(full.items)
         within = abs(result.delta) <= TOLERANCE[kind] + 1e-9
@@ -180,26 +218,56 @@ def reproduce_cells(cells: list[PublishedCell], protocol: TableProtocol, *, weig
     return results
 
 
+def released_folder(benchmark: str, data_root=None) -> str | None:
+    """Where a released benchmark's files are under ``data_root`` (``None``: capeval's data folder)."""
+    return None if data_root is None or BENCHMARKS[benchmark].bundled else str(Path(data_root) / benchmark)
+
+
+def data_folder(benchmark: str, data_root=None) -> str | None:
+    """The folder a released benchmark is read from, resolved (so the cache of prepared benchmarks tells data
+    folders apart when $CAPEVAL_DATA changes); ``None`` for a bundled one."""
+    from capeval.benchmarks.released import RELEASED
+
+    if BENCHMARKS[benchmark].bundled:
+        return None
+    return str(RELEASED[benchmark].folder(released_folder(benchmark, data_root)))
+
+
+def selected_cells(selection: str) -> list[PublishedCell]:
+    """The cells of a paper's tables, of every table's column on one benchmark, or all cells."""
+    if selection in BENCHMARKS:
+        return [c for c in published_cells() if c.benchmark == selection]
+    return published_cells(selection)
+
+
 def reproduce(paper: str = "all", *, rows: list[str] | None = None, weights=None, composite=None,
-              use_cache: bool = True) -> list[CellResult]:
-    """Every cell of ``paper``'s tables (or all papers') re-run under its table's protocol; ``rows``: only
-    the rows of these names (as printed, e.g. ``"BLEU-4"``).
+              use_cache: bool = True, data_root=None) -> list[CellResult]:
+    """Every cell of ``paper``'s tables (or all papers', or every table's cells on one benchmark: ``"polaris"``)
+    re-run under its table's protocol; ``rows``: only the rows of these names (as printed, e.g. ``"BLEU-4"``).
 
     >>> cell = reproduce("clipscore")[0]
     >>> cell.row, cell.column, cell.published, cell.status
     ('CLIP-S', 'Flickr8k-Expert τ-c', 0.512, "needs CLIP ViT-B/32 and the benchmark's images or region features")
     """
-    cells = published_cells(paper)
+    return [result for of_table in reproduce_tables(paper, rows=rows, weights=weights, composite=composite,
+                                                     use_cache=use_cache, data_root=data_root) for result in of_table]
+
+
+def reproduce_tables(paper: str = "all", *, rows: list[str] | None = None, weights=None, composite=None,
+                     use_cache: bool = True, data_root=None) -> Iterator[list[CellResult]]:
+    """:func:`reproduce`, one table at a time: each table's cells as soon as they are re-run (a progress bar per
+    table, ``table 2/5: polos Table 1``), so a caller can show a table while the next one runs."""
+    cells = selected_cells(paper)
     if rows:
         unknown = sorted(set(rows) - {c.row for c in cells})
         if unknown:
             raise ValueError(f"no row {unknown} in {paper}'s tables; rows: {sorted({c.row for c in cells})}")
         cells = [c for c in cells if c.row in rows]
-    results = []
-    for key in dict.fromkeys((c.paper, c.table) for c in cells):
+    keys = list(dict.fromkeys((c.paper, c.table) for c in cells))
+    for number, key in enumerate(keys, 1):
         of_table = [c for c in cells if (c.paper, c.table) == key]
-        results += reproduce_cells(of_table, PROTOCOLS[key], weights=weights, composite=composite, use_cache=use_cache)
-    return results
+        yield reproduce_cells(of_table, PROTOCOLS[key], weights=weights, composite=composite, use_cache=use_cache,
+                              data_root=data_root, desc=f"table {number}/{len(keys)}: {key[0]} {key[1]}")
 
 
 def format_value(value: float | None, measure_kind: str) -> str:
@@ -209,27 +277,59 @@ def format_value(value: float | None, measure_kind: str) -> str:
         f"{value:.1f}" if measure_kind == "accuracy" else f"{value:.3f}")
 
 
-def report(results: list[CellResult]) -> str:
-    """Markdown: per table, published | capeval | Δ | status, then the table's protocol and reasons."""
+def table_report(of_table: list[CellResult]) -> str:
+    """Markdown of one table's cells: published | capeval | Δ | status, then the table's protocol and reasons."""
     from capeval.reports import tables
 
-    blocks = []
-    for key in dict.fromkeys((r.paper, r.table) for r in results):
-        of_table = [r for r in results if (r.paper, r.table) == key]
-        protocol = PROTOCOLS[key]
-        rows = []
-        for r in of_table:
-            kind = "accuracy" if r.benchmark == "pascal50s" else "correlation"
-            rows.append([r.row, r.column, format_value(r.published, kind), format_value(r.capeval, kind),
-                         format_value(r.delta, "delta-accuracy" if kind == "accuracy" else "delta"), r.status])
-        done = sum(r.status == "reproduced" for r in of_table)
-        computed = sum(r.capeval is not None for r in of_table)
-        lines = [f"### {key[0]} {key[1]}: {done} of {computed} computed cells reproduced ({len(of_table)} cells)", "",
-                 tables.markdown_table(["row", "column", "published", "capeval", "Δ", "status"], rows), "",
-                 f"Protocol: {protocol.describe()}"]
-        lines += [f"- differs on {name}: {text}" for name, text in protocol.differs.items()]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    key = (of_table[0].paper, of_table[0].table)
+    protocol = PROTOCOLS[key]
+    rows = []
+    for r in of_table:
+        kind = "accuracy" if r.benchmark in ACCURACY_BENCHMARKS else "correlation"
+        rows.append([r.row, r.column, format_value(r.published, kind), format_value(r.capeval, kind),
+                     format_value(r.delta, "delta-accuracy" if kind == "accuracy" else "delta"), r.status])
+    done = sum(r.status == "reproduced" for r in of_table)
+    computed = sum(r.capeval is not None for r in of_table)
+    lines = [f"### {key[0]} {key[1]}: {done} of {computed} computed cells reproduced ({len(of_table)} cells)", "",
+             tables.markdown_table(["row", "column", "published", "capeval", "Δ", "status"], rows), "",
+             f"Protocol: {protocol.describe()}"]
+    lines += [f"- differs on {name}: {text}" for name, text in protocol.differs.items()]
+    lines += [f"- {status}: {reason}" for status, reason in
+              dict.fromkeys((r.status, r.reason) for r in of_table if r.status.startswith("needs data"))]
+    return "\n".join(lines)
+
+
+def disagreements_report(results: list[CellResult]) -> str:
+    """The cells two sources print differently (:func:`disagreements`) under their heading; '' when there is none."""
+    disagreeing = disagreements(results)
+    return "\n".join(["### Cells two sources print differently (both kept)", ""] + disagreeing) if disagreeing else ""
+
+
+def report(results: list[CellResult]) -> str:
+    """Markdown: per table :func:`table_report`, then the cells two sources print differently."""
+    blocks = [table_report([r for r in results if (r.paper, r.table) == key])
+              for key in dict.fromkeys((r.paper, r.table) for r in results)]
+    return "\n\n".join(filter(None, [*blocks, disagreements_report(results)]))
+
+
+def disagreements(results: list[CellResult]) -> list[str]:
+    """One line per cell (benchmark, row metric, statistic) that two tables print with values differing by more
+    than the coarser one's rounding, e.g. BLEU-4 on Flickr8k-CF τ-b: 16.863 (PAC-S's script) and 16.4 (Pearl)."""
+    by_cell: dict[tuple, list[tuple[float, float, CellResult]]] = {}
+    for r in results:
+        if r.published is not None and r.printed:
+            by_cell.setdefault((r.benchmark, r.row_set, r.metric, r.measure), []).append((r.printed, r.published, r))
+
+    def half_unit(printed: float, published: float) -> float:  # half of the last printed digit, in capeval's units
+        decimals = len(repr(float(printed)).split(".")[1].rstrip("0")) if "." in repr(float(printed)) else 0
+        return 0.5 * 10 ** -decimals * abs(published / printed)
+
+    lines = []
+    for (benchmark, row_set, metric, measure), cells in by_cell.items():
+        if any(abs(a[1] - b[1]) > max(half_unit(*a[:2]), half_unit(*b[:2])) + 1e-12 for a in cells for b in cells):
+            lines.append(f"- {benchmark} {row_set} {metric} {measure}: " + "; ".join(
+                f"{printed:g} ({r.paper} {r.table}, {r.row} / {r.column})" for printed, _, r in cells))
+    return lines
 
 
 def summary(results: list[CellResult]) -> dict[str, dict[str, int]]:
@@ -246,7 +346,8 @@ def summary(results: list[CellResult]) -> dict[str, dict[str, int]]:
 def add_arguments(parser) -> None:
     """The ``reproduce`` command's arguments."""
     parser.set_defaults(run=run)
-    parser.add_argument("paper", choices=[*PAPERS, "all"], help="whose tables to re-run")
+    parser.add_argument("paper", choices=[*PAPERS, *BENCHMARKS, "all"],
+                        help="whose tables to re-run, or a benchmark: every table's cells on it")
     parser.add_argument("--row", action="append", metavar="NAME", help="only this row (as printed, e.g. BLEU-4); repeatable")
     parser.add_argument("--output", help="write one JSON object per cell to this file")
     parser.add_argument("--weights", help="folder of real checkpoints (<dir>/bert-base-uncased, <dir>/roberta-large, ...) "
@@ -255,23 +356,40 @@ def add_arguments(parser) -> None:
                         help="folder with captions_val2014.json (COCO) and the Flickr30k captions file "
                              "(results_20130124.token or results.csv): Composite is scored on all its rows")
     parser.add_argument("--no-cache", action="store_true", help="recompute per-caption scores instead of reading the cache")
+    parser.add_argument("--data", metavar="DIR",
+                        help="folder with one folder of released files per downloaded benchmark (DIR/polaris, "
+                             "DIR/nebula, ...); default $CAPEVAL_DATA or ~/.cache/capeval/data")
+
+
+
+def no_cells_note(selection: str) -> str:
+    """Why a benchmark has no cell to re-run: no table transcribed here prints one."""
+    return (f"No transcribed table has a {selection} cell (capeval/resources/published_tables.json holds none yet); "
+            f"`capeval benchmark --dataset {selection}` computes the benchmark's statistics.")
 
 
 def run(args) -> int:
     from capeval.usage import UsageError
 
+    results: list[CellResult] = []
     try:
         composite = None
         if args.composite_references:
             from capeval.benchmarks.references import composite_with_references
 
             composite = composite_with_references(args.composite_references)
-        results = reproduce(args.paper, rows=args.row, weights=args.weights, composite=composite,
-                            use_cache=not args.no_cache)
+        # Each table is printed as soon as it is re-run: a long run shows its tables one by one, not all at the end.
+        for of_table in reproduce_tables(args.paper, rows=args.row, weights=args.weights, composite=composite,
+                                         use_cache=not args.no_cache, data_root=args.data):
+            print(table_report(of_table) + "\n", flush=True)
+            results += of_table
     except (ValueError, FileNotFoundError) as error:  # a bad row name or caption file: one line, exit code 2
         raise UsageError(str(error)) from None
-    print(report(results))
-    print()
+    if not results:
+        print(no_cells_note(args.paper))
+        return 0
+    if disagreements(results):
+        print(disagreements_report(results) + "\n")
     for paper, counts in summary(results).items():
         print(f"{paper}: {counts['reproduced']} of {counts['computed']} computed cells reproduced "
               f"({counts['cells']} printed cells)")

@@ -1,9 +1,10 @@
 """Benchmark protocols: which captions a metric scores and which human judgments they are compared with.
 
-A :class:`Benchmark` holds the *items* (candidate, references, judged image) a metric scores once,
-and the *row sets* built on them: correlation row sets (one human score per row, each row points
-at an item; Flickr8k-Expert's P2 points three rows at every item) and, for PASCAL-50S, pairs of
-items with the human preference. Every row set carries a ``protocol`` string stating how it was built.
+A :class:`Benchmark` holds the *items* (candidate, references, judged image) a metric scores once
+(or once per group, where the published protocol scores splits apart), and the *row sets* built on them:
+correlation row sets (one human score per row, each row points at an item; Flickr8k-Expert's P2 points three
+rows at every item) and, for PASCAL-50S and FOIL, pairs of items with the preferred one. Every row set carries
+a ``protocol`` string stating how it was built.
 """
 
 from __future__ import annotations
@@ -39,9 +40,15 @@ class CorrelationRows:
     human: np.ndarray
 
 
+#: PASCAL-50S pair categories: human-correct, human-incorrect, human-machine, machine-machine.
+PASCAL_CATEGORIES = ("HC", "HI", "HM", "MM")
+
+
 @dataclass
 class PairRows:
-    """Pairwise preferences: the humans preferred item ``first[i]`` over ``second[i]`` when ``label[i]`` is 1."""
+    """Pairwise preferences: the humans preferred item ``first[i]`` over ``second[i]`` when ``label[i]`` is 1.
+    Accuracy is reported per category (in ``categories`` order) and, when ``mean``, as their mean; ``ties``
+    fixes how a metric tie counts where the published protocol does (``None``: the run's ``ties``)."""
 
     name: str
     protocol: str
@@ -49,6 +56,9 @@ class PairRows:
     second: np.ndarray
     label: np.ndarray
     category: np.ndarray
+    categories: tuple[str, ...] = PASCAL_CATEGORIES
+    mean: bool = True
+    ties: str | None = None
 
 
 @dataclass
@@ -59,11 +69,19 @@ class Benchmark:
     correlations: list[CorrelationRows] = field(default_factory=list)
     pairs: PairRows | None = None
     notes: list[str] = field(default_factory=list)
+    #: Item index arrays scored by separate metric calls: splits the published tables score on their own, so
+    #: corpus statistics (CIDEr-D's IDF) stay within each; empty: one call on all items.
+    groups: list[np.ndarray] = field(default_factory=list)
+    #: The items a reference-free metric scores (FOIL's copies without references); ``None``: all items.
+    reference_free: np.ndarray | None = None
+    #: The folder of the benchmark's images when its data folder has one (image metrics use it by default).
+    images_dir: str | None = None
 
 
-def load_columns(name: str, source=None) -> dict[str, list]:
+def load_columns(name: str, source=None, config: str | None = None) -> dict[str, list]:
     """A benchmark's columns as Python lists (without the optional image column)."""
-    return load_benchmark(name, source).remove_columns("image").to_dict()
+    dataset = load_benchmark(name, source, config=config) if config else load_benchmark(name, source)
+    return (dataset.remove_columns("image") if "image" in dataset.features else dataset).to_dict()
 
 
 def take(columns: dict[str, list], rows) -> dict[str, list]:
@@ -186,10 +204,6 @@ def parse_reference_rule(refs: str) -> tuple[str, int | None]:
     raise ValueError(f"refs must be 'first5', 'random5:<seed>', 'all' or 'fleur5', got {refs!r}")
 
 
-#: PASCAL-50S pair categories: human-correct, human-incorrect, human-machine, machine-machine.
-PASCAL_CATEGORIES = ("HC", "HI", "HM", "MM")
-
-
 def pascal50s(source=None, refs: str = "first5") -> Benchmark:
     """PASCAL-50S pairwise accuracy; every candidate is scored on its own against the image's references.
 
@@ -256,12 +270,118 @@ def thumb(source=None, include_human: bool = True) -> Benchmark:
     ])
 
 
+def released_folder(name: str, source) -> tuple[object, str | None]:
+    """(what ``load_benchmark`` reads, the images folder) for a benchmark read from released files: ``source`` is
+    its folder (or a loaded Dataset), ``None`` for capeval's data folder."""
+    import datasets
+
+    from capeval.benchmarks.released import images_dir
+
+    if isinstance(source, datasets.Dataset):
+        return source, None
+    return source, images_dir(name, source)
+
+
+def judged(name: str, source, config: str | None = None) -> tuple[dict[str, list], Items, str | None]:
+    """The columns, items and images folder of a released benchmark whose rows are judged captions."""
+    source, images = released_folder(name, source)
+    data = load_columns(name, source, config)
+    return data, Items(data["candidate"], data["references"], data["image_file"]), images
+
+
+def polaris(source=None) -> Benchmark:
+    """Polaris: one τ over the human scores of its test split (``polaris_test.csv``), as the Polos ``validate/``
+    script computes it."""
+    data, items, images = judged("polaris", source)
+    n = len(items)
+    return Benchmark("polaris", BENCHMARKS["polaris"].title, items, [
+        CorrelationRows("human", f"the released human score of each of the {n:,} test rows (polaris_test.csv), "
+                                 f"one τ over all rows", np.arange(n), np.asarray(data["score"], dtype=float)),
+    ], images_dir=images)
+
+
+def nebula(source=None, scores: str = "corrected") -> Benchmark:
+    """Nebula: one τ over its test split's human scores, ``corrected`` from Spica where a Spica row has the same
+    image and caption (the Pearl paper's correction; default) or as released (``uncorrected``, as in the DENEB
+    paper)."""
+    if scores not in ("corrected", "uncorrected"):
+        raise ValueError(f"scores must be 'corrected' or 'uncorrected', got {scores!r}")
+    data, items, images = judged("nebula", source, "default" if scores == "corrected" else "uncorrected")
+    n = len(items)
+    rule = (f"corrected from Spica where its image and caption match ({sum(data['corrected']):,} of {n:,} rows), "
+            f"as released elsewhere" if scores == "corrected" else "as released (no Spica correction)")
+    return Benchmark("nebula", BENCHMARKS["nebula"].title, items, [
+        CorrelationRows("human", f"human score of each of the {n:,} test rows, {rule}; one τ over all rows",
+                        np.arange(n), np.asarray(data["score"], dtype=float)),
+    ], images_dir=images)
+
+
+#: FOIL's reference settings, as the pair categories name them.
+FOIL_SETTINGS = ("1-ref", "4-ref", "reference-free")
+
+
+def foil(source=None) -> Benchmark:
+    """FOIL-COCO: per pair, does the metric score the original caption above its foil? Accuracy with 1
+    reference, with all the image's other references (4 for most images) and without references; a tie fails,
+    as the ``compute_foil`` script of Polos, DENEB and Pearl counts only ``orig > foil``. The three settings are
+    separate item groups (scored apart, so CIDEr's IDF comes from each setting's own references); a
+    reference-free metric scores the reference-free group only.
+
+    Each pair is two items per setting: the original and the foil caption of one image with the same references.
+    """
+    source, images = released_folder("foil", source)
+    data = load_columns("foil", source)
+    n = len(data["pair_id"])
+    settings = {"1-ref": [refs[:1] for refs in data["references"]], "4-ref": data["references"], "reference-free": [None] * n}
+    candidates: list[str] = []
+    references: list[list[str] | None] = []
+    image_files: list[str] = []
+    groups: list[np.ndarray] = []
+    for setting in FOIL_SETTINGS:
+        groups.append(np.arange(len(candidates), len(candidates) + 2 * n))
+        candidates += data["original"] + data["foil"]
+        references += settings[setting] * 2
+        image_files += data["image_file"] * 2
+    first = np.concatenate([group[:n] for group in groups])
+    protocol = (f"{n:,} FOIL test pairs (original caption, one-word foil) per setting; a pair counts when the "
+                f"original scores above the foil (a tie fails, as in the Polos/DENEB/Pearl compute_foil script); "
+                f"1-ref: the first COCO reference of the image other than the original caption, 4-ref: all the "
+                f"image's other COCO references, reference-free: none")
+    return Benchmark("foil", BENCHMARKS["foil"].title, Items(candidates, references, image_files), pairs=PairRows(
+        "pairs", protocol, first, first + n, np.ones(3 * n, dtype=int), np.repeat(np.asarray(FOIL_SETTINGS), n),
+        categories=FOIL_SETTINGS, mean=False, ties="fail"), groups=groups, reference_free=groups[2], images_dir=images)
+
+
+#: LongCap-Arena's perspectives as VELA's tables name them.
+PERSPECTIVES = {"desc": "Descriptiveness", "rel": "Relevance", "flu": "Fluency"}
+
+
+def longcap_arena(source=None) -> Benchmark:
+    """LongCap-Arena: τ per perspective (Descriptiveness, Relevance, Fluency) on TestA (``dci_val``) and TestB
+    (``dci_test``), each of the six splits scored on its own, as VELA's tables and CaptionEvalKit report them."""
+    data, items, images = judged("longcap_arena", source)
+    split = np.asarray(data["hub_split"])
+    groups, correlations = [], []
+    for hub_split in dict.fromkeys(data["hub_split"]):
+        rows = np.flatnonzero(split == hub_split)
+        test_set, perspective = data["test_set"][rows[0]], data["perspective"][rows[0]]
+        groups.append(rows)
+        correlations.append(CorrelationRows(
+            f"{test_set} {perspective}", f"{PERSPECTIVES[perspective]} judgments of {test_set} ({hub_split}), "
+                                         f"{len(rows):,} captions scored as one split", rows,
+            np.asarray(data["score"], dtype=float)[rows]))
+    return Benchmark("longcap_arena", BENCHMARKS["longcap_arena"].title, items, correlations, groups=groups,
+                     images_dir=images)
+
+
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """A benchmark of the registry: its display title and the protocol function that prepares it."""
+    """A benchmark of the registry: its display title and the protocol function that prepares it. A benchmark
+    not ``bundled`` is read from its released files (:mod:`capeval.benchmarks.released`)."""
 
     title: str
     protocol: Callable[..., Benchmark]
+    bundled: bool = True
 
     def options(self) -> list[str]:
         """The protocol options this benchmark takes (``refs``, ``include_self_captions``, ...).
@@ -280,7 +400,24 @@ BENCHMARKS = {
     "pascal50s": BenchmarkSpec("PASCAL-50S", pascal50s),
     "capeval1k": BenchmarkSpec("CapEval1k", capeval1k),
     "thumb": BenchmarkSpec("THumB 1.0 (MSCOCO)", thumb),
+    "polaris": BenchmarkSpec("Polaris", polaris, bundled=False),
+    "nebula": BenchmarkSpec("Nebula", nebula, bundled=False),
+    "foil": BenchmarkSpec("FOIL-COCO", foil, bundled=False),
+    "longcap_arena": BenchmarkSpec("LongCap-Arena", longcap_arena, bundled=False),
 }
+
+
+def with_data(names=None, data_root=None) -> tuple[list[str], list[str]]:
+    """(the benchmarks of ``names``, default all, whose data is here, those whose released files are not); the
+    released ones are looked for in ``data_root/<name>``, default capeval's data folder. Nothing is downloaded."""
+    from capeval.benchmarks.released import present
+
+    here: list[str] = []
+    missing: list[str] = []
+    for name in BENCHMARKS if names is None else names:
+        folder = None if data_root is None else f"{data_root}/{name}"
+        (here if BENCHMARKS[name].bundled or present(name, folder) else missing).append(name)
+    return here, missing
 
 
 def prepare(name: str, source=None, **options) -> Benchmark:

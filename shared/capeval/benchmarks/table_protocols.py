@@ -42,11 +42,13 @@ class TableProtocol:
     #: The benchmarks whose setting reproduces the table's baseline rows together: only their cells can be
     #: ``reproduced`` (elsewhere a cell within tolerance is a coincidence of the closest setting).
     credited: tuple[str, ...] = ()
+    #: On what the credit rests when capeval could not search the setting itself (the data is not here).
+    credit_basis: str = ""
 
     def describe(self) -> str:
         parts = [setting.describe(name) for name, setting in self.settings.items()]
         toolkit = ", ".join(f"{k}={v}" for k, v in self.toolkit.items())
-        return "; ".join(parts + [f"baselines: {toolkit}"])
+        return "; ".join(parts + [f"baselines: {toolkit}"] + ([f"credited: {self.credit_basis}"] if self.credit_basis else []))
 
 
 def flickr8k(rows: str, statistic: str, drop_reference: int | None = None) -> BenchmarkSetting:
@@ -85,6 +87,23 @@ BERT_TBR_TABLE3 = TableProtocol(
 BERT_TBR_TABLE4 = TableProtocol({"pascal50s": pascal("fleur5", "fail")}, NO_TOKENIZER, differs={
     "pascal50s": PASCAL_UNKNOWN.format(closest="FLEUR's 5, ties 0, no tokenizer: HC up to +9.0, All within 2.4")})
 
+#: Polaris and Nebula as one τ over the test rows; Nebula with Spica's corrections (Pearl) or as released (DENEB).
+POLARIS = BenchmarkSetting(row_set="human", statistic="tau-c")
+NEBULA_CORRECTED = BenchmarkSetting({"scores": "corrected"}, "human", "tau-c")
+NEBULA_RELEASED = BenchmarkSetting({"scores": "uncorrected"}, "human", "tau-c")
+#: CaptionEvalKit loads these benchmarks as capeval does (Polaris's test CSV; Nebula's test split corrected from
+#: Spica by image and caption) and reports BLEU, ROUGE, METEOR, CIDEr and SPICE reproduced on both.
+CAPTIONEVALKIT_CREDIT = ("CaptionEvalKit (commit 23f154b) reports BLEU, ROUGE, METEOR, CIDEr and SPICE reproduced on "
+                         "Polaris and Nebula with this preparation (README, Reproduction Status); capeval has not "
+                         "searched the setting against the data itself")
+PEARL_COMPOSITE = ("Pearl's Composite (CaptionEvalKit loads yuwd/Composite, with references for every row) is not the "
+                   "bundled one; the setting was not searched")
+PEARL_CF = ("PAC-S's preparation (the Polos README: Flickr8k 'according to the PAC-S pre-processing'), which reproduces "
+            "PAC-S's script; not credited here because the table's other Flickr8k-CF rows need weights; its BLEU-4 "
+            "τ-b is printed 16.4 where PAC-S's script prints 16.863")
+#: The Polaris table transcribed without its paper (the BLEU-4, ROUGE-L, METEOR and CIDEr Polaris cells).
+POLARIS_TABLE = TableProtocol({"polaris": POLARIS}, credited=("polaris",), credit_basis=CAPTIONEVALKIT_CREDIT)
+
 PROTOCOLS: dict[tuple[str, str], TableProtocol] = {
     ("bert_tbr", "Table 3"): BERT_TBR_TABLE3,
     ("bert_tbr", "Table 4"): BERT_TBR_TABLE4,
@@ -121,4 +140,17 @@ PROTOCOLS: dict[tuple[str, str], TableProtocol] = {
                                                        credited=("flickr8k_expert", "flickr8k_cf")),
     ("clipscore", "Tables 1-2"): TableProtocol({"flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF},
                                                credited=("flickr8k_expert", "flickr8k_cf")),
+    ("pearl", "Table 1"): TableProtocol(
+        {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF,
+         "nebula": NEBULA_CORRECTED}, differs={"composite": PEARL_COMPOSITE, "flickr8k_cf": PEARL_CF}, credited=("nebula",),
+        credit_basis=CAPTIONEVALKIT_CREDIT),
+    ("polos", "Table 1"): TableProtocol(
+        {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF,
+         "polaris": POLARIS}, credited=("polaris",), credit_basis=CAPTIONEVALKIT_CREDIT),
+    ("captionevalkit", "expected Polaris values"): POLARIS_TABLE,
+    ("deneb", "Table 1"): TableProtocol({"nebula": NEBULA_RELEASED}),
+    ("pacs_pp", "Table 1"): TableProtocol(
+        {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF}),
+    ("vela", "Table 1 and Appendix D Table 4"): TableProtocol(
+        {"longcap_arena": BenchmarkSetting(row_set="TestA desc", statistic="tau-b")}),
 }

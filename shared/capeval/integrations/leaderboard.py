@@ -44,11 +44,67 @@ def load_results(path: str | Path) -> list[dict]:
     return results
 
 
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """``text`` split at the separators outside brackets and quotes.
+
+    >>> split_top_level("components=['sparcs', 'mima'],fusion=code")
+    ["components=['sparcs', 'mima']", 'fusion=code']
+    """
+    parts, depth, quote, start = [], 0, "", 0
+    for index, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == separator and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    return [*parts, text[start:]]
+
+
+def option_text(value: str) -> str:
+    """One option value of a stored label as ``--metric name:key=value`` takes it: a one-item list as its item,
+    ``True`` as ``true``, a longer list as JSON; anything else as it is."""
+    import ast
+
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError):  # a bare word (unigram, ptb): already as typed
+        return value
+    if isinstance(parsed, (list, tuple)):
+        return str(parsed[0]) if len(parsed) == 1 else json.dumps(list(parsed), separators=(",", ":"))
+    return json.dumps(parsed) if isinstance(parsed, (bool, type(None))) else value
+
+
+def readable_spec(label: str) -> str:
+    """A run's stored label (``name(key=value,...)``, options as Python writes them) as the spec a user types.
+
+    >>> readable_spec("smurf(components=['sparcs'])"), readable_spec("bleu(order=1)"), readable_spec("cider")
+    ('smurf:components=sparcs', 'bleu:order=1', 'cider')
+    >>> readable_spec("smurf(components=['sparcs', 'spurts'],standardize=False)")
+    'smurf:components=["sparcs","spurts"],standardize=false'
+    """
+    name, parenthesis, body = label.partition("(")
+    if not parenthesis or not body.endswith(")") or not body[:-1]:
+        return label
+    options = []
+    for part in split_top_level(body[:-1]):
+        key, equals, value = part.partition("=")
+        options.append(f"{key}={option_text(value)}" if equals else part)
+    return f"{name}:{','.join(options)}"
+
+
 def results_table(results: Sequence[dict]):
-    """One row per (metric, benchmark, row set, statistic): value, 95% interval and protocol."""
+    """One row per (metric, benchmark, row set, statistic): value, 95% interval and protocol; the metric as the
+    spec a user types (:func:`readable_spec`)."""
     import pandas as pd
 
-    rows = [{"benchmark": result["title"], "row set": row["row_set"], "statistic": row["statistic"], "metric": row["metric"],
+    rows = [{"benchmark": result["title"], "row set": row["row_set"], "statistic": row["statistic"],
+             "metric": readable_spec(row["metric"]),
              "value": round(row["value"], DIGITS),
              "95% interval": "" if row["low"] is None else f"[{row['low']:.{DIGITS}f}, {row['high']:.{DIGITS}f}]",
              "n": row["n"], "protocol": row["protocol"]}
@@ -56,10 +112,31 @@ def results_table(results: Sequence[dict]):
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def skipped_note(results: Sequence[dict]) -> str:
-    """The runs the harness skipped, and why (e.g. a reference-based metric on a reference-free benchmark)."""
-    reasons = sorted({result["skipped"] for result in results if result.get("skipped")})
-    return "\n".join(["Not run:"] + [f"- {reason}" for reason in reasons]) if reasons else ""
+def not_run(results: Sequence[dict]) -> list[tuple[str, list[str]]]:
+    """The runs the harness skipped: (why, the metrics it skipped for that reason), one entry per reason (e.g. every
+    reference-based metric on a reference-free benchmark shares one), metrics as readable specs.
+
+    >>> not_run([{"metric": m, "skipped": f"{m} needs references; CapEval1k has none."} for m in ("cider", "bleu(order=1)")])
+    [('needs references; CapEval1k has none.', ['bleu:order=1', 'cider'])]
+    """
+    by_reason: dict[str, set[str]] = {}
+    for result in results:
+        reason, metric = result.get("skipped"), result["metric"]
+        if reason:
+            # The harness starts a reason with the metric's label; the label goes to the list instead.
+            why = reason[len(metric):].strip() if reason.startswith(metric + " ") else reason
+            by_reason.setdefault(why, set()).add(readable_spec(metric))
+    return [(why, sorted(metrics)) for why, metrics in sorted(by_reason.items())]
+
+
+def not_run_note(entries: Sequence[tuple[str, list[str]]]) -> str:
+    """:func:`not_run` as the Markdown list inside the board's collapsed "Not run" section.
+
+    >>> print(not_run_note([("needs references; CapEval1k has none.", ["bleu:order=1", "cider"])]))
+    - needs references; CapEval1k has none. (2 runs: `bleu:order=1`, `cider`)
+    """
+    return "\n".join(f"- {why} ({len(metrics)} run{'s' * (len(metrics) != 1)}: {', '.join(f'`{m}`' for m in metrics)})"
+                     for why, metrics in entries)
 
 
 def axis_name(row) -> str:
@@ -76,8 +153,31 @@ def filtered(table, benchmarks: Sequence[str] | None, statistics: Sequence[str] 
     return table[keep]
 
 
-def pivot(table):
-    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown).
+def pending_benchmarks(table, chosen: Sequence[str] | None = None) -> list[str]:
+    """The registered benchmarks (of ``chosen`` titles, default all) without a stored result: the board shows them
+    as empty columns, so a benchmark whose data is downloaded (Polaris, Nebula, FOIL, LongCap-Arena) is visible
+    before anyone has run it.
+
+    >>> import pandas as pd
+    >>> pending_benchmarks(pd.DataFrame({"benchmark": ["Flickr8k-Expert", "Flickr8k-CF", "Composite", "PASCAL-50S",
+    ...                                                "CapEval1k", "THumB 1.0 (MSCOCO)"]}))
+    ['Polaris', 'Nebula', 'FOIL-COCO', 'LongCap-Arena']
+    """
+    from capeval.benchmarks.rowsets import BENCHMARKS
+
+    if table.empty:  # a board with nothing to show says why instead (board_note)
+        return []
+    titles = [spec.title for spec in BENCHMARKS.values()]
+    return [t for t in titles if t not in set(table["benchmark"]) and (chosen is None or t in chosen)]
+
+
+#: The header of a benchmark's column when no stored result has it.
+PENDING = "{title} · no stored results"
+
+
+def pivot(table, pending: Sequence[str] = ()):
+    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown),
+    then an empty column per ``pending`` benchmark title.
 
     >>> import pandas as pd
     >>> long = pd.DataFrame([{"benchmark": "B", "row set": "P1", "statistic": "tau-b", "metric": m, "value": v}
@@ -87,19 +187,31 @@ def pivot(table):
     """
     import pandas as pd
 
+    empty = [PENDING.format(title=title) for title in pending]
     if table.empty:
-        return pd.DataFrame(columns=["metric"])
+        return pd.DataFrame(columns=["metric", *empty])
     wide = table.assign(axis=table.apply(axis_name, axis=1)).pivot_table(index="metric", columns="axis", values="value",
                                                                           sort=False)
     columns = list(dict.fromkeys(table.apply(axis_name, axis=1)))
     shown = wide[columns].map(lambda v: "" if v != v else f"{v:.{DIGITS}f}")  # NaN: no such result for the metric
-    return shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
+    shown = shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
+    return shown.assign(**{column: "" for column in empty})
 
 
 def board_views(table, benchmarks, statistics, metric_text):
     """What the filters show: the metrics × results pivot, the long table, and a message when nothing matches."""
     rows = filtered(table, benchmarks, statistics, metric_text)
-    return pivot(rows), rows, "" if not rows.empty else NO_MATCH
+    return pivot(rows, pending_benchmarks(table, benchmarks)), rows, "" if not rows.empty else NO_MATCH
+
+
+def chosen_axes(table, x_axis: str | None, y_axis: str | None) -> tuple[list[str], str | None, str | None]:
+    """The axes (``axis_name`` strings) of ``table``'s results, and the x and y shown: each chosen one while the
+    table has it, else the table's first axis not shown already."""
+    axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
+    unused = iter([axis for axis in axes if axis not in (x_axis, y_axis)])
+    x = x_axis if x_axis in axes else next(unused, axes[0] if axes else None)
+    y = y_axis if y_axis in axes else next(unused, x)
+    return axes, x, y
 
 
 def scatter_frame(table, x_axis: str | None, y_axis: str | None):
@@ -113,26 +225,95 @@ def scatter_frame(table, x_axis: str | None, y_axis: str | None):
     wide = axes.pivot_table(index="metric", columns="axis", values="value")
     if x_axis not in wide or y_axis not in wide:
         return empty
-    points = wide[[x_axis, y_axis]].dropna().reset_index()
-    return pd.DataFrame({"metric": points["metric"], "x": points[x_axis], "y": points[y_axis]})
+    points = pd.DataFrame({"metric": wide.index, "x": wide[x_axis].to_numpy(), "y": wide[y_axis].to_numpy()})
+    return points.dropna().reset_index(drop=True)
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top, in pixels
+
+#: Where a label may go, tried in this order: beside its point at growing distances (pixels), in eight directions.
+LABEL_DISTANCES = (4, 10, 18, 28, 40, 54, 70, 88, 108)
+LABEL_DIRECTIONS = ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
+
+
+def overlap(a: Box, b: Box) -> float:
+    """The area two boxes share."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def label_box(point: tuple[float, float], size: tuple[float, float], offset: tuple[float, float]) -> Box:
+    """The box of a label of ``size`` whose nearest corner (or edge middle) is ``offset`` away from ``point``."""
+    (x, y), (width, height), (dx, dy) = point, size, offset
+    left = x + dx if dx > 0 else x + dx - width if dx < 0 else x - width / 2
+    bottom = y + dy if dy > 0 else y + dy - height if dy < 0 else y - height / 2
+    return left, bottom, left + width, bottom + height
+
+
+def place_labels(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], area: Box,
+                 marker: float = 4.0) -> list[tuple[float, float]]:
+    """An offset (pixels) per label so that no label covers another label or a point and each stays in ``area``:
+    each label takes the first free place of :data:`LABEL_DISTANCES` × :data:`LABEL_DIRECTIONS`, or, where none is
+    free, the place that covers least.
+
+    >>> place_labels([(50, 50), (52, 50)], [(30, 10), (30, 10)], (0, 0, 200, 200))
+    [(4, 4), (4, -4)]
+    """
+    markers = [(x - marker, y - marker, x + marker, y + marker) for x, y in points]
+    placed: list[Box] = []
+    offsets = []
+    for point, size in zip(points, sizes):
+        best, best_cost = (0.0, 0.0), float("inf")
+        for distance in LABEL_DISTANCES:
+            for dx, dy in LABEL_DIRECTIONS:
+                offset = (dx * distance, dy * distance)
+                box = label_box(point, size, offset)
+                outside = (box[2] - box[0]) * (box[3] - box[1]) - overlap(box, area)
+                cost = outside + sum(overlap(box, other) for other in [*placed, *markers])
+                if cost < best_cost:
+                    best, best_cost = offset, cost
+                if cost == 0:
+                    break
+            if best_cost == 0:
+                break
+        offsets.append(best)
+        placed.append(label_box(point, size, best))
+    return offsets
 
 
 def scatter_figure(points, x_axis: str | None, y_axis: str | None):
-    """The points as a ``matplotlib`` figure: each labelled with its metric, the axes with what they are."""
+    """The points as a ``matplotlib`` figure: each labelled with its metric where no other label or point is
+    (:func:`place_labels`, a thin line to a label set apart), the axes with what they are."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(6, 4.5))
-    axis.scatter(points["x"], points["y"], color="tab:blue")
-    for metric, x, y in zip(points["metric"], points["x"], points["y"]):
-        axis.annotate(metric, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    figure, axis = plt.subplots(figsize=(7, 5))
+    axis.scatter(points["x"], points["y"], color="tab:blue", s=16, zorder=2)
     axis.set_xlabel(x_axis or "")
     axis.set_ylabel(y_axis or "")
     if points.empty:
         axis.text(0.5, 0.5, "no metric has both results", ha="center", va="center", transform=axis.transAxes)
+    else:
+        axis.margins(0.15)  # room for the labels of the outermost points
     figure.tight_layout()
+    if not points.empty:
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas chosen above
+        sizes = []
+        for metric in points["metric"]:  # each label's size, measured once on a label drawn for the purpose
+            probe = axis.text(0, 0, metric, fontsize=8)
+            box = probe.get_window_extent(renderer)
+            sizes.append((box.width, box.height))
+            probe.remove()
+        at = [(float(px), float(py)) for px, py in axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))]
+        left, bottom, right, top = axis.get_window_extent(renderer).extents
+        offsets = place_labels(at, sizes, (left, bottom, right, top))
+        for metric, x, y, (dx, dy) in zip(points["metric"], points["x"], points["y"], offsets):
+            apart = max(abs(dx), abs(dy)) > LABEL_DISTANCES[1]
+            axis.annotate(metric, (x, y), textcoords="offset pixels", xytext=(dx, dy), fontsize=8, zorder=3,
+                          ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                          va="bottom" if dy > 0 else "top" if dy < 0 else "center",
+                          arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6} if apart else None)
     plt.close(figure)
     return figure
 
@@ -184,29 +365,49 @@ def board_note(path: Path) -> tuple[list[dict], str]:
     return results, ""
 
 
+def scatter_views(table, benchmarks, statistics, metric_text, x_axis, y_axis):
+    """The scatter of the results the filters keep: the axes left to choose from, the x and y shown
+    (:func:`chosen_axes`), the points and the figure."""
+    rows = filtered(table, benchmarks, statistics, metric_text)
+    axes, x, y = chosen_axes(rows, x_axis, y_axis)
+    points = scatter_frame(rows, x, y)
+    return axes, x, y, points, scatter_figure(points, x, y)
+
+
+#: The widths of the pivot's columns: the metric's (pinned: it stays in view while the results scroll), then each result's
+#: (its header wraps), so the board stays within the page.
+PIVOT_WIDTHS: tuple[str | int, str | int] = ("210px", "92px")
+
+
 def build_leaderboard_space(results_path: str | Path | None = None):
     """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`): metrics × results,
     filterable (API ``/filter``: benchmarks, statistics, metric text → pivot, long table, message) and sortable by
-    any column, and a labelled scatter of any two results (API ``/scatter``: x, y → points, figure). A file with
-    nothing to show gives an empty board that says why (:func:`board_note`)."""
+    any column, and a labelled scatter of two results among those the filters keep (API ``/scatter``: x, y,
+    benchmarks, statistics, metric text → points, figure). A file with nothing to show gives an empty board that
+    says why (:func:`board_note`); the skipped runs are one collapsed list (:func:`not_run`)."""
     import gradio as gr
 
     path = Path(results_path or baseline_results())
     results, note = board_note(path)
     table = results_table(results)
-    benchmarks = list(dict.fromkeys(table["benchmark"]))
+    benchmarks = list(dict.fromkeys(table["benchmark"])) + pending_benchmarks(table)
     statistics = list(dict.fromkeys(table["statistic"]))
-    axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
-    x_default, y_default = (axes[0], axes[min(1, len(axes) - 1)]) if axes else ("", "")
+    axes, x_default, y_default = chosen_axes(table, None, None)
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
     points = scatter_frame(table, x_default, y_default)
+    skipped = not_run(results)
+    board = pivot(table, pending_benchmarks(table))
     with gr.Blocks(title="capeval leaderboard") as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
                     "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark · "
                     "row set · statistic (click a header to sort). The seed metrics appear in their configurations that need "
-                    "no download, labelled by their options (e.g. `bert_tbr(mode=unigram)`); the papers' own numbers are "
-                    "in the published-beside-reproduced table below. The long table gives each result's 95% bootstrap "
-                    "interval and protocol.")
+                    "no download, labelled by the spec that runs them (e.g. `bert_tbr:mode=unigram`); the papers' own "
+                    "numbers are in the published-beside-reproduced table below. The long table gives each result's 95% "
+                    "bootstrap interval and protocol. A benchmark without stored results (Polaris, Nebula, FOIL-COCO and "
+                    "LongCap-Arena read from their downloaded files) shows as an empty column until `capeval "
+                    "benchmark --dataset all` runs with its data here. AMBER, the other hallucination set, has no column: "
+                    "it scores a model's responses (`capeval benchmark --metric amber --dataset amber --results FILE`), "
+                    "not a metric against human judgments.")
         if note:
             gr.Markdown(note)
         with gr.Row():
@@ -214,26 +415,36 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
         message = gr.Markdown()
-        wide = gr.Dataframe(value=pivot(table), interactive=False, label="Metrics × results", elem_id="pivot")
+        wide = gr.Dataframe(value=board, interactive=False, label="Metrics × results", elem_id="pivot", wrap=True,
+                            pinned_columns=1,
+                            column_widths=[PIVOT_WIDTHS[0], *[PIVOT_WIDTHS[1]] * (len(board.columns) - 1)])
         with gr.Accordion("Every result: interval, n and protocol", open=False):
-            long = gr.Dataframe(value=table, interactive=False, label="Results")
+            long = gr.Dataframe(value=table, interactive=False, label="Results", wrap=True)
         filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
         gr.on([control.change for control in filters], lambda b, s, m: board_views(table, b, s, m), inputs=filters,
               outputs=[wide, long, message], api_name="filter")
-        gr.Markdown(skipped_note(results))
-        gr.Markdown("## Two results against each other\n\nOne labelled point per metric: do the metrics rank alike on two "
-                    "benchmarks, or under τ-b and τ-c?")
+        if skipped:
+            with gr.Accordion(f"Not run ({sum(len(metrics) for _, metrics in skipped)} runs)", open=False, elem_id="not-run"):
+                gr.Markdown(not_run_note(skipped))
+        gr.Markdown("## Two results against each other\n\nOne labelled point per metric the filters above keep: do the "
+                    "metrics rank alike on two benchmarks, or under τ-b and τ-c?")
         with gr.Row():
-            x_axis = gr.Dropdown(axes, value=x_default or None, label="x axis")
-            y_axis = gr.Dropdown(axes, value=y_default or None, label="y axis")
+            x_axis = gr.Dropdown(axes, value=x_default, label="x axis")
+            y_axis = gr.Dropdown(axes, value=y_default, label="y axis")
         shown_points = gr.Dataframe(value=points, interactive=False, label="Points", visible=False)
         figure = gr.Plot(value=scatter_figure(points, x_default, y_default), label="Metrics on both results")
 
-        def scatter(x, y):
-            chosen = scatter_frame(table, x, y)
-            return chosen, scatter_figure(chosen, x, y)
+        def scatter(x, y, b, s, m):
+            return scatter_views(table, b, s, m, x, y)[3:]
 
-        gr.on([x_axis.change, y_axis.change], scatter, inputs=[x_axis, y_axis], outputs=[shown_points, figure], api_name="scatter")
+        def axes_of(b, s, m, x, y):
+            choices, x, y = scatter_views(table, b, s, m, x, y)[:3]
+            return gr.update(choices=choices, value=x), gr.update(choices=choices, value=y)
+
+        gr.on([x_axis.change, y_axis.change, *(control.change for control in filters)], scatter,
+              inputs=[x_axis, y_axis, *filters], outputs=[shown_points, figure], api_name="scatter")
+        gr.on([control.change for control in filters], axes_of, inputs=[*filters, x_axis, y_axis],
+              outputs=[x_axis, y_axis], api_name=False)
         published = published_table(path.parent / "reproduce.json")
         if not published.empty:
             papers, statuses = list(dict.fromkeys(published["paper"])), list(dict.fromkeys(published["status"]))

