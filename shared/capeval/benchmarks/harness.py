@@ -24,7 +24,6 @@ from typing import Callable
 
 import numpy as np
 
-from capeval.benchmarks.rowsets import BENCHMARKS
 from capeval.benchmarks.rowsets import Benchmark
 from capeval.benchmarks.rowsets import CorrelationRows
 from capeval.benchmarks.rowsets import Items

@@ -25,7 +25,7 @@ from typing import Iterator
 import numpy as np
 
 from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, published_cells
-from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare, with_data
+from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare
 from capeval.benchmarks.stats import correlate, pair_outcomes
 from capeval.benchmarks.table_protocols import PROTOCOLS, BenchmarkSetting, TableProtocol
 from capeval.registry import build_scorer
