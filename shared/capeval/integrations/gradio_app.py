@@ -307,7 +307,8 @@ def _error(gr, error: ValueError):
 
 
 def image_widgets(gr, region_features: bool = True):
-    """An image upload and an optional region-features file, shown only for metrics that read ``region_features``."""
+    """An image upload and an optional region-features file, shown only for metrics that read ``region_features`` (the
+    suite keeps it hidden as an input of ``/score``, so its API stays the same whichever metrics run)."""
     image = gr.Image(type="filepath", label="Image", elem_id="image")
     features = gr.File(label="Region features (.npz, optional: used instead of extracting them)", file_types=[".npz"],
                        type="filepath", elem_id="region-features", visible=region_features)
@@ -372,7 +373,9 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
         gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))
         missing_markdown(gr, {shown.label: shown.missing} if shown.missing else {})
         with gr.Row():
-            inputs = list(image_widgets(gr))[:1 + scorer.reads_region_features] if scorer.needs_images else []
+            # The features upload only where the scorer reads them (hidden and no input of /score elsewhere).
+            widgets = list(image_widgets(gr, scorer.reads_region_features)) if scorer.needs_images else []
+            inputs = widgets[:1 + scorer.reads_region_features]
             image_count = len(inputs)
             with gr.Column():
                 inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
