@@ -115,13 +115,15 @@ def sample_inputs(scorer: CaptionScorer) -> dict:
 
 def missing_here(scorer: CaptionScorer) -> str:
     """What ``scorer`` needs that this machine lacks (a checkpoint that is neither cached nor downloadable, Java or
-    CoreNLP for SPICE), as a visitor reads it; ``""`` when it scores here. Found by scoring one caption of the bundled
+    CoreNLP for SPICE, NLTK's data for CAPTURE), as a visitor reads it; ``""`` when it scores here. Found by scoring one caption of the bundled
     sample, which also loads the models into capeval's cache before the first visitor comes."""
     try:
         score_checked(scorer, ["a dog"], [["a dog"]] if scorer.needs_references else None, **sample_inputs(scorer),
                       show_progress=False)
-    except (ModelUnavailableError, ImportError) as error:
+    except (ModelUnavailableError, ImportError, LookupError) as error:  # LookupError: NLTK's or WordNet's data
         return visitor_message(str(error))
+    except ValueError:  # the sample is no input of this metric (AMBER names images by id): the visitor's call will say
+        pass
     return ""
 
 
