@@ -259,7 +259,9 @@ def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]
     count = max(len(by_metric), 1)
     columns = min(count, 4)
     rows = -(-count // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
+    legend_columns = min(len(labels), columns, 3) or 1  # as wide as the panels above it
+    legend_height = 0.25 * -(-len(labels) // legend_columns)  # inches
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows + legend_height), squeeze=False)
     palette = plt.get_cmap("tab10")
     colours = [palette(i) for i in range(10)]
     for axis, (metric, values) in zip(axes.flat, by_metric.items()):
@@ -273,8 +275,8 @@ def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]
     for axis in list(axes.flat)[len(by_metric):]:
         axis.set_visible(False)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[i % len(colours)]) for i in range(len(labels))]
-    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8, frameon=False)
-    figure.tight_layout(rect=(0, 0.08 + 0.04 * ((len(labels) - 1) // 3), 1, 1))
+    figure.legend(handles, labels, loc="lower center", ncol=legend_columns, fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, (legend_height + 0.1) / figure.get_figheight(), 1, 1))
     plt.close(figure)
     return figure
 
