@@ -26,6 +26,8 @@ def score_text(value: float | None, digits: int = 4) -> str:
 
     >>> score_text(0.0), score_text(0.343291), score_text(5.30832), score_text(1.5e-08), score_text(-3e-9), score_text(None)
     ('0.0000', '0.3433', '5.3083', '1.5e-08', '-3e-09', '')
+    >>> score_text(4e-05), score_text(5e-05)  # the first value that rounds to 0.0001 keeps its decimals
+    ('4e-05', '0.0001')
     """
     if value is None:
         return ""
