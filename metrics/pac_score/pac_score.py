@@ -104,7 +104,7 @@ Examples:
     >>> capeval.load("pac_score").compute(predictions=["a red car"], images=images[:1])
     Traceback (most recent call last):
     ...
-    ValueError: PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights
+    capeval.models.ModelUnavailableError: PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights
 """
 
 

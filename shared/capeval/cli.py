@@ -92,16 +92,25 @@ COCO_NAMES = {"bleu_1": "Bleu_1", "bleu_2": "Bleu_2", "bleu_3": "Bleu_3", "bleu_
               "rouge_l": "ROUGE_L", "cider": "CIDEr"}
 
 
+#: The line above the metrics' lines.
+SUMMARY_HEADER = "Corpus values (the numbers papers report), each with the mean of the per-caption scores where it differs:"
+
+
 def summary_line(label: str, result, rows: int) -> str:
-    """One metric's line: the mean of its score column, its corpus value when that is not the mean, its other corpus
-    values (BLEU-1..4 named as pycocoevalcap names them), and its note."""
+    """One metric's line: its corpus value first (corpus BLEU, METEOR's aggregate: what papers report), then the
+    per-caption mean, labelled, when it differs, its other corpus values (BLEU-1..4 named as pycocoevalcap names
+    them), and its note; values as :func:`~capeval.reports.tables.score_text` writes them (a tiny BLEU-4 is
+    ``1.6e-08``, not ``0.0000``)."""
+    from .reports.tables import score_text
+
     column = result.primary[label]
     mean = sum(result.columns[column]) / rows
     corpus = result.corpus[column]
-    line = f"- {label}: mean {mean:.4f}" + ("" if abs(mean - corpus) < 1e-12 else f", corpus {corpus:.4f}")
+    line = f"- {label}: {score_text(corpus)} corpus" + (" = per-caption mean" if abs(mean - corpus) < 1e-12
+                                                         else f", {score_text(mean)} per-caption mean")
     others = [key for key in result.corpus_keys[label] if key != column]
     if others:
-        line += " (" + ", ".join(f"{COCO_NAMES.get(key, key)} {result.corpus[key]:.4f}" for key in others) + ")"
+        line += " (" + ", ".join(f"{COCO_NAMES.get(key, key)} {score_text(result.corpus[key])}" for key in others) + ")"
     note = result.notes.get(label)
     return line + (f"  [{note}]" if note else "")
 
@@ -111,7 +120,7 @@ def run_score(args: argparse.Namespace) -> int:
     from .benchmarks.stats import kendall
     from .evaluation import evaluate_runs
     from .registry import missing_extras
-    from .reports.tables import markdown_table
+    from .reports.tables import markdown_table, score_text
     from .scoring.protocol import score_checked
 
     if args.output:
@@ -140,6 +149,7 @@ def run_score(args: argparse.Namespace) -> int:
         score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
     result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    print(SUMMARY_HEADER)
     for run in runs:
         print(summary_line(run.label, result, len(rows)))
     primary = {run.label: result.columns[result.primary[run.label]] for run in runs}
@@ -147,7 +157,7 @@ def run_score(args: argparse.Namespace) -> int:
     has_human = None not in human
     if len(rows) <= PRINTED_ROWS:
         header = ["#", *(["human"] if has_human else []), *primary, "candidate"]
-        table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(f"{v[i]:.4f}" for v in primary.values()),
+        table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(score_text(v[i]) for v in primary.values()),
                   row["candidate"]] for i, row in enumerate(rows)]
         print("\n" + markdown_table(header, table))
     else:

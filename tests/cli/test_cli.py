@@ -15,7 +15,7 @@ def test_score_bundled_sample(capsys):
     out = capsys.readouterr().out
     assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in out
     assert "all-MiniLM-L6-v2 (layer 6) stands in for bert-base-uncased" in out
-    assert "- SPARCS: mean" in out and "- BLEU-4: mean" in out and "Kendall τ-b" in out
+    assert "- SPARCS: " in out and "- BLEU-4: " in out and "Kendall τ-b" in out
     assert len(load_sample()) == 16
 
 
@@ -30,6 +30,30 @@ def test_score_a_user_file(tmp_path, capsys):
     # "a dog runs": LCS 2 of 3 with either reference; "a cat": precision 1, recall 2/3, F with β = 1.2.
     assert scores == {"rouge_l": pytest.approx([2 / 3, 2.44 * (2 / 3) / (2 / 3 + 1.44)])}
     assert "Kendall" not in capsys.readouterr().out  # no human scores in the file
+
+
+def test_summary_prints_the_corpus_value_first_and_labels_the_per_caption_mean(tmp_path, capsys):
+    rows = [{"candidate": "a dog runs on the grass", "references": ["a dog running on grass", "the dog runs"]},
+            {"candidate": "a cat", "references": ["a cat sleeps on a sofa"]}]
+    source = tmp_path / "captions.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    assert main(["score", "--input", str(source), "--metric", "bleu", "--metric", "rouge"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    predictions, references = [r["candidate"] for r in rows], [r["references"] for r in rows]
+    bleu = capeval.load("bleu").compute(predictions=predictions, references=references)
+    rouge = capeval.load("rouge").compute(predictions=predictions, references=references)
+    # Corpus BLEU (9.8e-09: no 4-gram of "a cat" matches, yet it is not zero) is the number papers report; the mean of
+    # the per-caption BLEU-4 differs and is named as such.
+    assert f"{bleu['bleu']:.2g}" == "9.8e-09" and f"{sum(bleu['scores']) / 2:.4f}" == "0.0001"
+    assert lines[1:4] == [
+        "Corpus values (the numbers papers report), each with the mean of the per-caption scores where it differs:",
+        f"- bleu: 9.8e-09 corpus, 0.0001 per-caption mean (Bleu_1 {bleu['bleu_1']:.4f}, Bleu_2 {bleu['bleu_2']:.4f}, "
+        f"Bleu_3 {bleu['bleu_3']:.2g}, Bleu_4 9.8e-09)",
+        f"- rouge: {rouge['rouge_l']:.4f} corpus = per-caption mean"]
+    # The per-caption table writes tiny values the same way.
+    header = lines.index("| # | bleu | rouge | candidate |")
+    assert f"{bleu['scores'][0]:.2g}" == "1.4e-08" and lines[header + 2].startswith("| 0 | 1.4e-08 | ")
+    assert lines[header + 3].startswith(f"| 1 | {bleu['scores'][1]:.4f} | ")
 
 
 COCO_ANNOTATIONS = {"images": [{"id": 1}, {"id": 2}, {"id": 3}], "annotations": [

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, space_scorer,
-                                             suite_metrics)
+from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, shown,
+                                             space_scorer, suite_metrics)
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
 
 gr = pytest.importorskip("gradio")
@@ -30,18 +30,18 @@ def table_columns(table: dict) -> dict[str, list]:
     return {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
 
 
-def expected_columns(metric, shown: list[str], predictions, references) -> dict[str, list[str]]:
+def expected_columns(metric, headers: list[str], predictions, references) -> dict[str, list[str]]:
     """The module's values of the columns a Space shows, as it shows them: each candidate's, then the corpus row
     (the corpus value of every column, and the corpus-only values such as BLEU-1..4, blank above it)."""
     result = metric.compute(predictions=predictions, references=references)
     scores = metric.scorer.score(predictions, references)
     columns = {}
-    for column in shown:
+    for column in headers:
         if column == "candidate":
             continue
         per_caption = result["scores"] if column == metric.scorer.primary else result.get(column)
-        values = [f"{v:.4f}" for v in per_caption] if isinstance(per_caption, list) else [""] * len(predictions)
-        columns[column] = values + [f"{scores.corpus[column]:.4f}"]
+        values = [shown(v) for v in per_caption] if isinstance(per_caption, list) else [""] * len(predictions)
+        columns[column] = values + [shown(scores.corpus[column])]
     return columns
 
 
@@ -99,12 +99,12 @@ def test_suite_space_side_by_side(serve):
     assert columns["BERT-TBR (unigram)"][0] == "0.3333"
     bleu = capeval.load("bleu").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
     cider = capeval.load("cider", idf="flickr8k").compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
-    assert columns["BLEU-4"] == [f"{v:.4f}" for v in bleu["scores"]]
+    assert columns["BLEU-4"] == [shown(v) for v in bleu["scores"]] and columns["BLEU-4"][0] == "1.6e-08"
     assert columns["CIDEr-D"] == [f"{v:.4f}" for v in cider["scores"]]
     # Every output, then each metric's corpus values (BLEU-1..4 among them).
     parts = table_columns(breakdown)
     corpus = {(m, o): v for c, m, o, v in zip(parts["candidate"], parts["metric"], parts["output"], parts["value"]) if c == "corpus"}
-    assert [corpus[("BLEU-4", f"bleu_{n}")] for n in range(1, 5)] == [f"{bleu[f'bleu_{n}']:.4f}" for n in range(1, 5)]
+    assert [corpus[("BLEU-4", f"bleu_{n}")] for n in range(1, 5)] == [shown(bleu[f"bleu_{n}"]) for n in range(1, 5)]
     # One panel per metric, the candidates side by side in each (never a sum of candidates).
     figure = metric_panels(candidate_labels(CANDIDATES), {"BLEU-4": bleu["scores"], "CIDEr-D": cider["scores"]})
     panels = [axis for axis in figure.axes if axis.get_visible()]

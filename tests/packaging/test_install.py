@@ -72,7 +72,7 @@ def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
 def test_installed_command_line_scores_and_benchmarks(installed, tmp_path):
     command = str(installed / "bin" / "capeval")
     score = run_outside(installed, tmp_path, command, "score", "--offline", "bleu,cider").stdout
-    assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in score and "- BLEU-4: mean" in score
+    assert "Scoring 16 captions (bundled Flickr8k-Expert sample)" in score and "\n- BLEU-4: " in score and " corpus, " in score and " per-caption mean" in score
     bench = run_outside(installed, tmp_path, command, "benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0").stdout
     assert "### PASCAL-50S" in bench and "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in bench
 

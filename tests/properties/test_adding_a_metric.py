@@ -87,8 +87,8 @@ def test_the_command_line_scores_and_benchmarks_them(installed, outside):
     rows = sample_captions()
     longest = [len(r["candidate"].split()) / max(len(ref.split()) for ref in r["references"]) for r in rows]
     words = [len(r["candidate"].split()) for r in rows]
-    assert f"- toy_length(reference=longest): mean {sum(longest) / len(rows):.4f}" in score
-    assert f"- word_count: mean {sum(words) / len(rows):.4f}" in score
+    assert f"- toy_length(reference=longest): {sum(longest) / len(rows):.4f} corpus = per-caption mean" in score
+    assert f"- word_count: {sum(words) / len(rows):.4f} corpus = per-caption mean" in score
     bench = run_outside(installed, outside, command, "benchmark", "--metric", "toy_length", "--dataset", "pascal50s",
                         "--samples", "0").stdout
     # A length ratio is near chance, except on human-vs-machine pairs, where lengths differ most.

@@ -41,7 +41,7 @@ def test_cli_ray_engine_starts_its_own_local_instance(tiny_input):
     on_ray = run_cli("score", "--engine", "ray", "--metric", "bleu", "--input", tiny_input)
     assert (on_ray.returncode, local.returncode) == (0, 0), on_ray.stderr[-2000:]
     assert on_ray.stdout == local.stdout
-    assert "- bleu: mean 0.0001, corpus 0.0000 (Bleu_1 " in local.stdout  # BLEU-1..4 follow
+    assert "- bleu: 9.8e-09 corpus, 0.0001 per-caption mean (Bleu_1 0.6873, " in local.stdout  # BLEU-2..4 follow
 
 
 @pytest.mark.slow
@@ -49,7 +49,7 @@ def test_cli_ray_engine_joins_the_given_address(ray_session, tiny_input):
     address = ray_session.get_runtime_context().gcs_address
     joined = run_cli("score", "--engine", "ray", "--ray-address", address, "--metric", "rouge", "--input", tiny_input)
     assert joined.returncode == 0, joined.stderr[-2000:]
-    assert "- rouge: mean 0.5" in joined.stdout
+    assert "- rouge: 0.5990 corpus = per-caption mean" in joined.stdout
     # The driver that joined ran its actors on this session's cluster, not on a new instance of its own.
     assert f"Connecting to existing Ray cluster at address: {address}" in joined.stderr
 

@@ -1,12 +1,14 @@
 """The Gradio Spaces: one builder for every metric's Space and the suite, driven by the registry and the
 scorers' metadata (evaluate's own widget is broken on gradio >= 4).
 
-A metric's ``app.py`` is ``build_metric_space("bleu").launch()``: the builder asks the scorer whether it
-needs images (an image upload with an optional region-features file, and the bundled sample image with its
-precomputed features as an example) and references, shows one rounded row per candidate and one column per
-output, a bar chart when there are several candidates, a table of per-caption details when the scorer
-returns them (QACE's questions and answers), and the metric card. Errors are raised as ``gr.Error``, so the
-page shows them and API clients get an exception.
+A metric's ``app.py`` is ``build_metric_space("bleu").launch()``: the builder reads the scorer's declaration for
+what it shows: an image upload when it needs images, a region-features file beside it only when it reads them
+(UMIC, ViLBERTScore, QACE-Img), a references box when it takes references, and the bundled sample (image,
+features) as an example of just those inputs. Before anything is typed, the page says what the metric needs
+that is missing here (a checkpoint not in the cache while offline, Java for SPICE). It shows one rounded row
+per candidate and one column per output, a bar chart on the metric's declared range when there are several
+candidates, a table of per-caption details when the scorer returns them (QACE's questions and answers), and
+the metric card. Errors are raised as ``gr.Error``, so the page shows them and API clients get an exception.
 
 Corpus-level metrics (CIDEr-D, BERT-TBR) take their IDF from the Flickr8k references shipped with capeval
 (``idf="flickr8k"``) here, since a Space scores a handful of captions; where the paper's model cannot be
@@ -23,10 +25,11 @@ from typing import Any, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
+from ..reports.tables import score_text
 from ..declaration import OfflineRun, declared_options
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores
+from ..scoring.protocol import CaptionScorer, Scores, score_checked
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -77,11 +80,13 @@ def metric_card(name: str) -> tuple[dict, str]:
 
 @dataclass
 class SpaceMetric:
-    """One scorer as a Space shows it: its label and what the visitor should know (stand-in models, IDF)."""
+    """One scorer as a Space shows it: its label, what the visitor should know (stand-in models, IDF) and what it
+    needs that is missing here (:func:`missing_here`)."""
 
     label: str
     scorer: CaptionScorer
     note: str = ""
+    missing: str = ""
 
 
 def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
@@ -100,35 +105,68 @@ def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
     return SpaceMetric(run.label, scorer, "; ".join(part for part in (run.note, idf_note(scorer)) if part))
 
 
-def loads(scorer: CaptionScorer) -> bool:
-    """Whether a text scorer's models are available here (scores one caption; loads them into the cache)."""
+def sample_inputs(scorer: CaptionScorer) -> dict:
+    """The bundled sample image, or its region features for a scorer that reads them, for one caption (``{}`` for a
+    scorer that needs no image)."""
+    if not scorer.needs_images:
+        return {}
+    return {"region_features": [str(sample_region_features())]} if scorer.reads_region_features else {"images": [str(sample_image())]}
+
+
+def missing_here(scorer: CaptionScorer) -> str:
+    """What ``scorer`` needs that this machine lacks (a checkpoint that is neither cached nor downloadable, Java or
+    CoreNLP for SPICE, NLTK's data for CAPTURE), as a visitor reads it; ``""`` when it scores here. Found by scoring one caption of the bundled
+    sample, which also loads the models into capeval's cache before the first visitor comes."""
     try:
-        scorer.score(["a dog"], [["a dog"]] if scorer.needs_references else None)
-    except ModelUnavailableError:
-        return False
-    return True
+        score_checked(scorer, ["a dog"], [["a dog"]] if scorer.needs_references else None, **sample_inputs(scorer),
+                      show_progress=False)
+    except (ModelUnavailableError, ImportError, LookupError) as error:  # LookupError: NLTK's or WordNet's data
+        return visitor_message(str(error))
+    except ValueError:  # the sample is no input of this metric (AMBER names images by id): the visitor's call will say
+        pass
+    return ""
 
 
 def space_metric(name: str, options: Mapping[str, Any] | None = None) -> SpaceMetric:
     """Metric ``name`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
-    configuration when its models load here, else the registry's first offline stand-in, labelled."""
+    configuration when it runs here, else the registry's first offline stand-in, labelled; with what it lacks here
+    when nothing runs."""
     metric = entry(name)
     scorer = space_scorer(name, options or {})
-    if options or metric.offline or metric.needs_images or loads(scorer):
-        return SpaceMetric(metric.title, scorer, idf_note(scorer))
-    for run in metric.offline_runs:
-        resolved = run.resolved_options()
-        if resolved is not None:
-            stand_in = offline_space_metric(run, resolved)
-            stand_in.note = f"Offline stand-in (the paper's model is not available here): {stand_in.note}"
-            return stand_in
-    return SpaceMetric(metric.title, scorer, idf_note(scorer))
+    default_run = next((run for run in metric.offline_runs if run.options == {}), None)
+    missing = "" if default_run is not None and default_run.available() else missing_here(scorer)
+    if missing and not options:
+        for run in metric.offline_runs:
+            resolved = run.resolved_options()
+            if resolved is not None:
+                stand_in = offline_space_metric(run, resolved)
+                stand_in.note = f"Offline stand-in (the paper's model is not available here): {stand_in.note}"
+                return stand_in
+    return SpaceMetric(metric.title, scorer, idf_note(scorer), missing)
 
 
 def suite_metrics(extra: Sequence[SpaceMetric] = ()) -> list[SpaceMetric]:
     """Every offline configuration of every registered metric available here, then ``extra``."""
     return [offline_space_metric(run, options) for run in offline_runs()
             if (options := run.resolved_options()) is not None] + list(extra)
+
+
+def suite_missing() -> dict[str, str]:
+    """The offline configurations the suite cannot run here, each with what it lacks: an extra that is not installed,
+    or what scoring one sample caption says is missing (Java for SPICE); a configuration whose options need a model
+    that is not installed says so with its note."""
+    from ..registry import missing_extras
+
+    missing = {f"{name} (every configuration)": f"pip install 'capeval[{','.join(extras)}]'"
+               for name, extras in missing_extras().items()}
+    for run in offline_runs():
+        if run.resolved_options() is not None:
+            continue
+        if callable(run.options):
+            missing[run.label] = f"its offline model is not installed ({run.note})"
+        else:
+            missing[run.label] = missing_here(space_scorer(run.metric, run.options)) or "not available here"
+    return missing
 
 
 def image_inputs(image: str | None, features: str | None, count: int) -> dict:
@@ -169,12 +207,30 @@ def candidate_labels(candidates: Sequence[str]) -> list[str]:
 
 
 def shown(value: float | None) -> str:
-    """A score as the Spaces show it: fixed ``DIGITS`` decimals, so ``0`` and ``0.3433`` line up; blank for none.
+    """A score as the Spaces show it (:func:`capeval.reports.tables.score_text` with ``DIGITS`` decimals).
 
-    >>> shown(0.0), shown(0.343291), shown(5.30832), shown(None)
-    ('0.0000', '0.3433', '5.3083', '')
+    >>> shown(0.0), shown(0.343291), shown(1.5e-08), shown(None)
+    ('0.0000', '0.3433', '1.5e-08', '')
     """
-    return "" if value is None else f"{value:.{DIGITS}f}"
+    return score_text(value, DIGITS)
+
+
+Range = tuple[float | None, float | None]
+
+
+def value_axis(value_range: Range, values: Sequence[float]) -> tuple[float, float]:
+    """The value axis of a metric's bars: its declared range (:attr:`CaptionScorer.value_range`), an open end taken
+    from the values, always holding 0 (where the bars start) and every value.
+
+    >>> value_axis((0.0, 1.0), [1.5e-08, 1.6e-08]), value_axis((-1.0, 1.0), [0.9]), value_axis((0.0, None), [0.7, 0.8])
+    ((0.0, 1.0), (-1.0, 1.0), (0.0, 0.8))
+    >>> value_axis((None, None), [-0.4, 1.2]), value_axis((None, None), [0.0]), value_axis((0.0, 1.0), [1.5])
+    ((-0.4, 1.2), (0.0, 1.0), (0.0, 1.5))
+    """
+    low, high = value_range
+    low = min(0.0, *values) if low is None else min(low, *values)
+    high = max(0.0, *values) if high is None else max(high, *values)
+    return (low, high) if high > low else (low, low + 1.0)
 
 
 def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float]], corpus: Mapping[str, float] | None = None):
@@ -190,9 +246,11 @@ def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float
     return pd.DataFrame(rows, columns=headers).fillna("")
 
 
-def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]]):
-    """One small bar panel per metric (each on its own scale: CIDEr-D's 0–10 does not flatten the others), the
-    candidates side by side in each, one colour per candidate; a ``matplotlib`` figure for ``gr.Plot``."""
+def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]], ranges: Mapping[str, Range] | None = None):
+    """One small bar panel per metric (each on its own axis: CIDEr-D's 0–10 does not flatten the others), the
+    candidates side by side in each, one colour per candidate, each bar labelled with its value as the tables show it
+    (``1.5e-08``, not a ``0.0000`` beside a full bar); a ``matplotlib`` figure for ``gr.Plot``. A metric's axis is
+    :func:`value_axis` of its declared range in ``ranges`` (absent: open at both ends)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,19 +259,24 @@ def metric_panels(labels: Sequence[str], by_metric: Mapping[str, Sequence[float]
     count = max(len(by_metric), 1)
     columns = min(count, 4)
     rows = -(-count // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows), squeeze=False)
+    legend_columns = min(len(labels), columns, 3) or 1  # as wide as the panels above it
+    legend_height = 0.25 * -(-len(labels) // legend_columns)  # inches
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.6 * rows + legend_height), squeeze=False)
     palette = plt.get_cmap("tab10")
     colours = [palette(i) for i in range(10)]
     for axis, (metric, values) in zip(axes.flat, by_metric.items()):
-        axis.bar(range(len(values)), values, color=[colours[i % len(colours)] for i in range(len(values))])
-        axis.set_title(metric, fontsize=9)
+        bars = axis.bar(range(len(values)), values, color=[colours[i % len(colours)] for i in range(len(values))])
+        axis.bar_label(bars, labels=[shown(value) for value in values], fontsize=7, padding=2)  # above a full bar too:
+        axis.set_title(metric, fontsize=9, pad=14)  # the title leaves them room
+        axis.set_ylim(*value_axis((ranges or {}).get(metric, (None, None)), values))
+        axis.ticklabel_format(axis="y", useOffset=False)
         axis.set_xticks(range(len(values)), [f"#{i + 1}" for i in range(len(values))], fontsize=8)
         axis.tick_params(axis="y", labelsize=8)
     for axis in list(axes.flat)[len(by_metric):]:
         axis.set_visible(False)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[i % len(colours)]) for i in range(len(labels))]
-    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8, frameon=False)
-    figure.tight_layout(rect=(0, 0.08 + 0.04 * ((len(labels) - 1) // 3), 1, 1))
+    figure.legend(handles, labels, loc="lower center", ncol=legend_columns, fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, (legend_height + 0.1) / figure.get_figheight(), 1, 1))
     plt.close(figure)
     return figure
 
@@ -247,10 +310,12 @@ def _error(gr, error: ValueError):
     return gr.Error(visitor_message(str(error)), print_exception=False)
 
 
-def image_widgets(gr):
-    """An image upload and an optional region-features file."""
-    image = gr.Image(type="filepath", label="Image")
-    features = gr.File(label="Region features (.npz, optional: used instead of extracting them)", file_types=[".npz"], type="filepath")
+def image_widgets(gr, region_features: bool = True):
+    """An image upload and an optional region-features file, shown only for metrics that read ``region_features`` (the
+    suite keeps it hidden as an input of ``/score``, so its API stays the same whichever metrics run)."""
+    image = gr.Image(type="filepath", label="Image", elem_id="image")
+    features = gr.File(label="Region features (.npz, optional: used instead of extracting them)", file_types=[".npz"],
+                       type="filepath", elem_id="region-features", visible=region_features)
     return image, features
 
 
@@ -262,10 +327,17 @@ def text_examples(with_references: bool) -> list[list[str]]:
     return [["\n".join(cands), *(["\n".join(refs)] if with_references else [])] for cands, refs in pairs]
 
 
-def image_example(with_references: bool) -> list:
-    """The bundled sample image, its BUTD features, two candidates (and references)."""
-    return [str(sample_image()), str(sample_region_features()), "\n".join(SAMPLE_IMAGE_CANDIDATES),
+def image_example(with_references: bool, region_features: bool = True) -> list:
+    """The bundled sample image, its BUTD features (``region_features``), two candidates (and references)."""
+    return [str(sample_image()), *([str(sample_region_features())] if region_features else []), "\n".join(SAMPLE_IMAGE_CANDIDATES),
             *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
+
+
+def missing_markdown(gr, missing: Mapping[str, str]):
+    """A warning at the top of a Space: what each metric (label: what it lacks) needs that is missing here; hidden
+    when nothing is."""
+    lines = [f"- **{label}** cannot run here: {needs}" for label, needs in missing.items()]
+    return gr.Markdown("**Missing on this Space**\n\n" + "\n".join(lines), elem_id="missing", visible=bool(lines))
 
 
 def metric_space(module_file: str, *, launch: bool = False):
@@ -287,8 +359,8 @@ def metric_space(module_file: str, *, launch: bool = False):
 
 def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
                        description: str | None = None):
-    """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, outputs the
-    scores table, the bar chart and the details table).
+    """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, the image and region
+    features only where the scorer reads them; outputs the scores table, the bar chart and the details table).
 
     ``options``: constructor options (default: the paper's, or the offline stand-in, see :func:`space_metric`);
     ``metric``: an already built :class:`SpaceMetric` instead; ``description``: text under the title
@@ -303,8 +375,12 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
     description = description or header.get("description", "")
     with gr.Blocks(title=f"capeval: {shown.label}") as demo:
         gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))
+        missing_markdown(gr, {shown.label: shown.missing} if shown.missing else {})
         with gr.Row():
-            inputs = list(image_widgets(gr)) if scorer.needs_images else []
+            # The features upload only where the scorer reads them (hidden and no input of /score elsewhere).
+            widgets = list(image_widgets(gr, scorer.reads_region_features)) if scorer.needs_images else []
+            inputs = widgets[:1 + scorer.reads_region_features]
+            image_count = len(inputs)
             with gr.Column():
                 inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
                 if takes_references:
@@ -316,26 +392,26 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
         headers = ["candidate", *scorer.columns()]
         table = gr.Dataframe(value=pd.DataFrame(columns=headers), label="Scores (one row per candidate, then the corpus values)",
                              interactive=False, elem_id="scores")
-        chart = gr.BarPlot(x="candidate", y="score", label="Score per candidate", x_title="candidate",
-                           y_title=scorer.primary, visible=False)
+        chart = gr.Plot(label=f"{scorer.primary} per candidate, on its range", visible=False, elem_id="chart")
         details = gr.Dataframe(label="Details", interactive=False, visible=False)
-        examples = [image_example(takes_references)] if scorer.needs_images else text_examples(takes_references)
+        examples = ([image_example(takes_references, scorer.reads_region_features)] if scorer.needs_images
+                    else text_examples(takes_references))
         gr.Examples(examples, inputs=inputs)
         with gr.Accordion("Metric card", open=False):
             gr.Markdown(card)
 
         def score(*values):
-            image, features = (values[0], values[1]) if scorer.needs_images else (None, None)
-            texts = values[2:] if scorer.needs_images else values
+            image, features = (list(values[:image_count]) + [None, None])[:2]
+            texts = values[image_count:]
             candidates = parse_lines(texts[0])
             try:
                 scores = score_captions(scorer, candidates, parse_lines(texts[1]) if takes_references else [], image, features)
             except ValueError as error:
                 raise _error(gr, error) from error
-            column = scorer.primary
-            bars = pd.DataFrame({"candidate": candidate_labels(candidates), "score": scores[column]})
+            bars = metric_panels(candidate_labels(candidates), {scorer.primary: scores[scorer.primary]},
+                                 {scorer.primary: scorer.value_range})
             found = details_table(candidates, scores)
-            return (scores_table(candidates, scores, scores.corpus), gr.BarPlot(value=bars, visible=len(candidates) > 1),
+            return (scores_table(candidates, scores, scores.corpus), gr.Plot(value=bars, visible=len(candidates) > 1),
                     gr.Dataframe(value=found, visible=not found.empty))
 
         button.click(score, inputs=inputs, outputs=[table, chart, details], api_name="score")
@@ -370,16 +446,18 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
 
     metrics = suite_metrics() if metrics is None else list(metrics)
     notes = "\n".join(f"- **{m.label}**: {m.note}" for m in metrics if m.note)
-    image_metrics = [m.label for m in metrics if m.scorer.needs_images]
+    image_metrics = [m for m in metrics if m.scorer.needs_images]
+    reads_features = any(m.scorer.reads_region_features for m in image_metrics)
     with gr.Blocks(title="capeval suite") as demo:
         gr.Markdown("# capeval: every caption metric at once\n\nOne image (for the image metrics), several candidates "
                     "and their references, scored by every metric that runs here.\n\n" + notes)
+        missing_markdown(gr, suite_missing())
         if not image_metrics:
             gr.Markdown("No image metric runs on this Space (their checkpoints are not here), so it asks for no image.",
                         elem_id="no-image-metric")
         with gr.Row():
             with gr.Column(visible=bool(image_metrics)):
-                image, features = image_widgets(gr)
+                image, features = image_widgets(gr, reads_features)
             with gr.Column():
                 candidates_box = gr.Textbox(label="Candidate captions (one per line)", lines=3, elem_id="candidates")
                 references_box = gr.Textbox(label="References (one per line)", lines=5, elem_id="references")
@@ -392,7 +470,11 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
                                  interactive=False)
         details = gr.Dataframe(label="Details (e.g. QACE's questions and answers)", interactive=False, visible=False)
         skipped = gr.Markdown()
-        gr.Examples([image_example(True)], inputs=[image, features, candidates_box, references_box])
+        if image_metrics:  # an example of the inputs shown only
+            gr.Examples([image_example(True, reads_features)],
+                        inputs=[image, *([features] if reads_features else []), candidates_box, references_box])
+        else:
+            gr.Examples([image_example(True)[-2:]], inputs=[candidates_box, references_box])
 
         def score(image_path, features_path, candidates_text, references_text):
             candidates = parse_lines(candidates_text)
@@ -401,6 +483,7 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
             except ValueError as error:
                 raise _error(gr, error) from error
             by_metric = {m.label: results[m.label][m.scorer.primary] for m in metrics if m.label in results}
+            ranges = {m.label: m.scorer.value_range for m in metrics}
             labels = candidate_labels(candidates)
             parts = pd.DataFrame([{"candidate": labels[i], "metric": name, "output": column, "value": shown(value)}
                                   for name, scores in results.items() for column, values in scores.items()
@@ -409,7 +492,7 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
                                     for name, scores in results.items() for key, value in scores.corpus.items()],
                                  columns=["candidate", "metric", "output", "value"])
             found = pd.concat([details_table(candidates, scores, name) for name, scores in results.items()] or [pd.DataFrame()])
-            return (scores_table(candidates, by_metric), metric_panels(labels, by_metric), parts,
+            return (scores_table(candidates, by_metric), metric_panels(labels, by_metric, ranges), parts,
                     gr.Dataframe(value=found, visible=not found.empty),
                     "\n".join(f"- not scored: {problem}" for problem in problems))
 

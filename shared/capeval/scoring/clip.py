@@ -34,7 +34,7 @@ from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import device_option, int_option, number_option, path_option
-from ..models import cached, load_pretrained, model_id, resolve_device
+from ..models import ModelUnavailableError, cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -242,7 +242,8 @@ class PacScoreScorer(ClipScoreScorer):
     def encoder(self) -> ClipEncoder:
         """The fine-tuned model with its tokenizer (cached process-wide, loaded on first use)."""
         if self.checkpoint is None:
-            raise ValueError("PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released "
+            # The weights are missing (not a bad value): the error every surface reports as such (a Space up front).
+            raise ModelUnavailableError("PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released "
                              "clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights")
         lora = self.variant == "pac-s++"
         pixels = OPEN_CLIP_PIXELS if not lora and self.mode == "code" and is_open_clip(self.model_name) else None

@@ -116,6 +116,9 @@ class CaptionScorer(abc.ABC):
     #: Whether ``score`` needs references, and whether it needs images or region features.
     needs_references: bool = True
     needs_images: bool = False
+    #: For a scorer that needs images: whether it reads precomputed region features in their place
+    #: (``region_features``: the detector features UNITER, ViLBERT and Visual-T5 were trained on).
+    reads_region_features: ClassVar[bool] = False
     #: For a scorer that needs no references: whether it uses them when a call gives some (RefCLIP-S beside CLIP-S).
     references_optional: ClassVar[bool] = False
     #: Whether a prediction's references may all be blank strings.

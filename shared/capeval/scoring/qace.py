@@ -221,6 +221,7 @@ class QaceScorer(CaptionScorer):
     name = primary = "qace"
     column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
     extras = ("models", "qace")
+    reads_region_features = True  # QACE-Img (``needs_images`` is set per variant)
 
     def __init__(self, variant: Annotated[str, Opt("answer the questions on the references (`ref`) or on the image with "
                                                    "Visual-T5 (`img`)", choices=VARIANTS)] = "ref", *,

@@ -126,6 +126,7 @@ class UmicScorer(CaptionScorer):
     name = primary = "umic"
     needs_references = False
     needs_images = True
+    reads_region_features = True
 
     def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of the fine-tuned UNITER `umic.pt` (downloaded once "
                                                       "into the capeval cache)")] = DEFAULT_CHECKPOINT,

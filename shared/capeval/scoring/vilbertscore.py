@@ -291,6 +291,7 @@ class VilbertScoreScorer(CaptionScorer):
     primary = "f1"
     column_names = ("precision", "recall", "f1")
     needs_images = True
+    reads_region_features = True
     value_range = (-1.0, 1.0)
 
     def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of a vilbert-multi-task `.bin` (downloaded once into "

@@ -96,7 +96,7 @@ def test_the_command_line(whole, tmp_path, capsys):
     output = tmp_path / "scores.json"
     assert main(["score", "--metric", f"chair:variant=original,annotations={ANNOTATIONS}", "--results", str(results),
                  "--annotations", str(captions), "--images", str(images), "--output", str(output)]) == 0
-    assert ": mean 0.5000 (chair_i 0.1818, recall 0.8182)" in capsys.readouterr().out
+    assert ": 0.5000 corpus = per-caption mean (chair_i 0.1818, recall 0.8182)" in capsys.readouterr().out
     written = json.loads(output.read_text())
     assert written["system"] == whole.corpus
     assert [row["chair_i"] for row in written["images"]] == whole["chair_i"]

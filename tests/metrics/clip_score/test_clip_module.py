@@ -144,7 +144,7 @@ def test_bad_options_fail_at_load(options, message):
 def test_pac_score_checkpoint_errors(tmp_path, tiny_clip, openai_state):
     import torch
 
-    with pytest.raises(ValueError, match="PAC-S needs its fine-tuned weights: pass checkpoint="):
+    with pytest.raises(ModelUnavailableError, match="PAC-S needs its fine-tuned weights: pass checkpoint="):
         PacScoreScorer(model_name=tiny_clip, device="cpu").score(["a dog"], images=[Image.new("RGB", (9, 9))])
     torch.save([openai_state], tmp_path / "listed.pth")
     with pytest.raises(ModelUnavailableError, match="holds no .state_dict. entry"):

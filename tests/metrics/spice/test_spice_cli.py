@@ -41,9 +41,9 @@ def test_the_spice_column_beside_the_others(fake_java, captions, tmp_path, capsy
     expected = [8 / 9, 8 / 9, 0.625, 1 / 3]
     mean = sum(expected) / 4
     spice_line = next(line for line in out.splitlines() if line.startswith("- spice:"))
-    assert spice_line.startswith(f"- spice: mean {mean:.4f} (spice_precision ")
+    assert spice_line.startswith(f"- spice: {mean:.4f} corpus = per-caption mean (spice_precision ")  # the mean of the F-scores
     assert "spice_object 0.8810" in spice_line and "spice_count 1.0000" in spice_line
-    assert any(line.startswith("- bleu: mean") for line in out.splitlines())
+    assert any(line.startswith("- bleu: ") and line.endswith(")") for line in out.splitlines())
     header = next(line for line in out.splitlines() if line.startswith("| #"))
     assert header == "| # | bleu | spice | candidate |"
     assert "| 102 | " in out and "| 0.6250 | two men ride horses in an arena |" in out
