@@ -40,17 +40,19 @@ def metric_runs(args: argparse.Namespace) -> list:
     """The metrics to run: the ``--metric`` specs, else every offline configuration (of the ``--offline`` metrics when
     given); a bad spec is a UsageError."""
     from .evaluation import metric_runs as runs_for
+    from .registry import resolve
 
     if args.metric and args.offline:
         raise UsageError("--metric and --offline do not go together: name metrics with one of them")
-    runs = [] if args.metric else runs_for("offline")
     for spec in args.metric or []:
         try:
-            runs += runs_for([spec])
-        except KeyError as error:
-            raise UsageError(f"--metric {spec}: {error.args[0]}") from None
+            resolve(spec)
         except (TypeError, ValueError) as error:
             raise UsageError(f"--metric {spec}: {error}") from None
+    try:
+        runs = runs_for(args.metric or "offline")
+    except ValueError as error:  # two --metric runs that nothing tells apart
+        raise UsageError(f"--metric: {error}") from None
     if args.offline:
         wanted = set(args.offline.split(","))
         unknown = sorted(wanted - {run.scorer.metric for run in runs})

@@ -16,7 +16,7 @@ from capeval.usage import RenamedFlag, UsageError
 def load_metric(spec: str, options: dict):
     """An evaluate module from a folder or .py path, or a capeval metric's scorer from ``name[:key=value,...]`` (scored
     as its module would, without ``evaluate``); ``options`` (``--option``) go to either."""
-    from capeval.registry import METRICS, resolve, split_spec
+    from capeval.registry import METRICS, UnknownMetricError, resolve, split_spec
 
     try:
         # A registry name wins over a file of that name in the working folder: scoring it needs no evaluate.
@@ -25,8 +25,8 @@ def load_metric(spec: str, options: dict):
 
             return evaluate.load(spec, **options)
         return resolve(spec, options)
-    except KeyError as error:
-        raise UsageError(f"--metric {spec}: {error.args[0]}; or give an evaluate module path") from None
+    except UnknownMetricError as error:
+        raise UsageError(f"--metric {spec}: {error}; or give an evaluate module path") from None
     except (TypeError, ValueError) as error:  # an unknown option or a bad value, named by the scorer
         raise UsageError(f"--metric {spec}: {error}") from None
 
@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from capeval.atomic import check_writable
     from capeval.benchmarks.harness import as_scoring_metric, markdown_table, run_benchmarks, write_outputs
     from capeval.benchmarks.rowsets import BENCHMARKS
-    from capeval.evaluation import spec_label
-    from capeval.registry import parse_options, split_spec
+    from capeval.evaluation import run_labels
+    from capeval.registry import parse_options, spec_options
 
     if args.output:
         try:
@@ -71,14 +71,19 @@ def run(args: argparse.Namespace) -> int:
         from capeval.benchmarks.references import composite_with_references
 
         composite = composite_with_references(args.composite_references)
-    results = []
-    for spec in args.metric:
-        name, own = split_spec(spec)
-        label = spec_label((name, {**options, **parse_options(own, "--metric")}))
+    metrics = [load_metric(spec, options) for spec in args.metric]  # every metric is checked before any is scored
+    try:
+        labels = run_labels([spec_options(spec, options) for spec in args.metric])  # distinct, or one line naming the clash
+    except ValueError as error:
+        raise UsageError(f"--metric: {error}") from None
+    scorings = []
+    for metric, label in zip(metrics, labels):
         try:
-            scoring = as_scoring_metric(load_metric(spec, options), args.score_key, label)
+            scorings.append(as_scoring_metric(metric, args.score_key, label))
         except ValueError as error:
             raise UsageError(f"--score-key: {error}") from None
+    results = []
+    for scoring in scorings:
         for dataset in datasets:
             # Protocol options apply to the benchmarks that take them.
             chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}

@@ -147,7 +147,7 @@ def metric_class(name: str) -> type[CaptionScoreMetric]:
     >>> Cider.__name__, Cider(idf="flickr8k").metric
     ('CiderMetric', 'cider')
     """
-    metric_entry = entry(name)  # a KeyError listing the known names
+    metric_entry = entry(name)  # an UnknownMetricError listing the known names
 
     def __init__(self, **options: Any) -> None:
         CaptionScoreMetric.__init__(self, name, **options)
