@@ -13,7 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from .usage import RenamedFlag, UsageError
+from .usage import RenamedFlag, UsageError, add_output_arguments, check_output
 
 if TYPE_CHECKING:
     from .scoring.protocol import Scores
@@ -107,19 +107,13 @@ def summary_line(label: str, result, rows: int) -> str:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from .atomic import check_writable, partial_file
+    from .atomic import partial_file
     from .benchmarks.stats import kendall
     from .evaluation import evaluate_runs
     from .scoring.protocol import score_checked
     from .reports.tables import markdown_table
 
-    if args.output:
-        try:
-            check_writable(args.output, overwrite=args.overwrite)  # before the scoring, not after it
-        except FileExistsError:
-            raise
-        except OSError as error:
-            raise UsageError(f"--output: {error}") from None
+    check_output(args)
     runs = metric_runs(args)
     rows, source = read_input(args)
     visual = visual_inputs(args, rows, runs)
@@ -135,12 +129,18 @@ def run_score(args: argparse.Namespace) -> int:
 
         score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
-    result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    try:
+        result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    except ValueError as error:  # what a metric refuses in the input, named by its label
+        raise UsageError(str(error)) from None
     for run in runs:
         print(summary_line(run.label, result, len(rows)))
     primary = {run.label: result.columns[result.primary[run.label]] for run in runs}
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
+    with_human = len(rows) - human.count(None)
+    if 0 < with_human < len(rows):
+        print(f"\n({with_human} of {len(rows)} rows have a human_score: they are shown and correlated only when every row has one)")
     if len(rows) <= PRINTED_ROWS:
         header = ["#", *(["human"] if has_human else []), *primary, "candidate"]
         table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(f"{v[i]:.4f}" for v in primary.values()),
@@ -178,13 +178,11 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
                                                             "offline configurations of some metrics")
     score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
     score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
-    score.add_argument("--output", help="write every metric's per-image and corpus values as JSON here")
-    score.add_argument("--out", action=RenamedFlag, use="--output")
+    add_output_arguments(score, "write every metric's per-image and corpus values as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
                             "when --ray-address or RAY_ADDRESS is set, else a local Ray instance)")
     score.add_argument("--ray-address", help="the Ray cluster --engine ray joins (default: $RAY_ADDRESS, else a local instance)")
-    score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
 
 
@@ -223,6 +221,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from .caption_files import CaptionFileError
     from .models import ModelUnavailableError
+    from .settings import SettingError, check_settings
 
     parser = build_parser(argv)
     try:
@@ -235,9 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        check_settings()
         return int(args.run(args) or 0)
-    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError) as error:
-        # A mistake in the input or a checkpoint that cannot be had is the user's to fix, not a crash: say what to do.
+    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError, SettingError) as error:
+        # A mistake in the input, the settings or a checkpoint that cannot be had is the user's to fix, not a crash.
         print(f"capeval {args.command}: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -9,11 +9,13 @@
 - ``CAPEVAL_ENCODING_CACHE_MB``: how much memory each text encoder may keep for sentences it encoded
   before (default 1024; 0 turns the cache off), so repeated evaluations re-encode only new captions.
 
-Each is read when asked for, so a change of the environment takes effect on the next call.
+Each is read when asked for, so a change of the environment takes effect on the next call; a value that cannot
+be used raises :class:`SettingError` naming the variable.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -21,9 +23,25 @@ OFFLINE_VARIABLES = ("CAPEVAL_OFFLINE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"
 _TRUE = {"1", "true", "yes", "on"}
 
 
+class SettingError(ValueError):
+    """An environment variable of capeval's with a value it cannot use (the message names the variable)."""
+
+
 def cache_dir() -> Path:
-    """The root of capeval's own on-disk cache."""
-    return Path(os.environ.get("CAPEVAL_CACHE") or Path.home() / ".cache" / "capeval").expanduser()
+    """The root of capeval's own on-disk cache (``CAPEVAL_CACHE``: a folder, made when first written to).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as file:
+    ...     os.environ["CAPEVAL_CACHE"] = file.name
+    ...     cache_dir()
+    Traceback (most recent call last):
+    capeval.settings.SettingError: CAPEVAL_CACHE=... is a file: point it at a folder (or where one may be made)
+    >>> del os.environ["CAPEVAL_CACHE"]
+    """
+    folder = Path(os.environ.get("CAPEVAL_CACHE") or Path.home() / ".cache" / "capeval").expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise SettingError(f"CAPEVAL_CACHE={folder} is a file: point it at a folder (or where one may be made)")
+    return folder
 
 
 def offline() -> bool:
@@ -37,5 +55,28 @@ def progress_default() -> bool:
 
 
 def encoding_cache_bytes() -> int:
-    """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``)."""
-    return int(float(os.environ.get("CAPEVAL_ENCODING_CACHE_MB", "1024")) * 2**20)
+    """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``: megabytes,
+    0 or more).
+
+    >>> os.environ["CAPEVAL_ENCODING_CACHE_MB"] = "-5"
+    >>> encoding_cache_bytes()
+    Traceback (most recent call last):
+    capeval.settings.SettingError: CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got '-5'
+    >>> os.environ["CAPEVAL_ENCODING_CACHE_MB"] = "0.5"; encoding_cache_bytes()
+    524288
+    >>> del os.environ["CAPEVAL_ENCODING_CACHE_MB"]
+    """
+    text = os.environ.get("CAPEVAL_ENCODING_CACHE_MB", "").strip() or "1024"
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = math.nan
+    if not (math.isfinite(megabytes) and megabytes >= 0):
+        raise SettingError(f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got {text!r}")
+    return int(megabytes * 2**20)
+
+
+def check_settings() -> None:
+    """Read every setting that has to parse, so that a bad one is found before any work (the command line calls this)."""
+    cache_dir()
+    encoding_cache_bytes()

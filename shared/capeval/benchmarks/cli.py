@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from capeval.usage import RenamedFlag, UsageError
+from capeval.usage import UsageError, add_output_arguments, check_output
 
 
 def load_metric(spec: str, options: dict):
@@ -38,19 +38,12 @@ def check_folder(flag: str, folder: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capeval.atomic import check_writable
     from capeval.benchmarks.harness import as_scoring_metric, markdown_table, run_benchmarks, write_outputs
     from capeval.benchmarks.rowsets import BENCHMARKS
     from capeval.evaluation import run_labels
     from capeval.registry import parse_options, spec_options
 
-    if args.output:
-        try:
-            check_writable(args.output, overwrite=args.overwrite, folder=True)  # before the scoring, not after it
-        except FileExistsError:
-            raise
-        except OSError as error:
-            raise UsageError(f"--output: {error}") from None
+    check_output(args, folder=True)
     if args.samples < 0:
         raise UsageError(f"--samples {args.samples}: give 0 (no confidence intervals) or more")
     check_folder("--images", args.images)
@@ -125,8 +118,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder with captions_val2014.json and/or the Flickr30k captions (results_20130124.token): "
                              "Composite's COCO and Flickr30k rows get references (else only its Flickr8k rows are scored)")
     parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
-    parser.add_argument("--output", help="write results.md/.csv/.json and scatter plots into this folder")
-    parser.add_argument("--out", action=RenamedFlag, use="--output")
+    add_output_arguments(parser, "write results.md/.csv/.json and scatter plots into this folder", folder=True)
     parser.add_argument("--no-plots", action="store_true", help="skip the scatter plots")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder (it is refused otherwise)")
     parser.set_defaults(run=run)

@@ -1,0 +1,151 @@
+"""Every command that writes results follows one ``--output`` rule, checked before the work, from a fresh process;
+reproduce's score cache survives damage; settings and input files with bad values are one line naming them."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tiny_models import save_tiny_bert
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0", "PYTHONUNBUFFERED": "1"}
+ROWS = [{"candidate": "a dog runs on the grass", "references": ["a dog running on grass", "the dog runs"]},
+        {"candidate": "a cat sleeps", "references": ["a cat is sleeping", "a kitten naps"]},
+        {"candidate": "two men ride horses", "references": ["riders on horses", "two men riding"]}]
+
+
+def capeval(*args, env=None, cwd=None):
+    done = subprocess.run([sys.executable, "-m", "capeval.cli", *map(str, args)], capture_output=True, text=True,
+                          env={**ENV, **(env or {})}, cwd=cwd, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+def one_line(code, err, message):
+    assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+#: Each writing command, quick (reproduce clipscore needs no scoring here: its cells need CLIP).
+COMMANDS = {"score": ["score", "--offline", "rouge"], "reproduce": ["reproduce", "clipscore"],
+            "smurf-report": ["smurf-report"], "benchmark": ["benchmark", "--metric", "bleu", "--dataset", "thumb", "--samples",
+                                                            "0", "--no-plots"]}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_an_existing_output_until_told(command, tmp_path):
+    target = tmp_path / ("results" if command == "benchmark" else "out.json")
+    if command == "benchmark":
+        target.mkdir()
+        (target / "results.md").write_text("old")
+        before = (target / "results.md").read_text()
+    else:
+        target.write_text("old")
+        before = target.read_text()
+    code, out, err = capeval(*COMMANDS[command], "--output", target)
+    one_line(code, err, f"--output: {target} exists; pass --overwrite")
+    assert (target / "results.md" if command == "benchmark" else target).read_text() == before
+    code, out, err = capeval(*COMMANDS[command], "--output", target, "--overwrite")
+    assert code == 0, err
+    written = (target / "results.md" if command == "benchmark" else target).read_bytes()
+    assert written != before.encode()
+    if command == "reproduce":
+        assert [cell["row"] for cell in json.loads(written)] == ["CLIP-S", "CLIP-S", "RefCLIP-S", "RefCLIP-S"]
+
+
+@pytest.mark.parametrize("command", ["score", "reproduce", "smurf-report"])
+@pytest.mark.parametrize("place, message", [("/proc/capeval/x.json", "cannot write /proc/capeval/x.json"),
+                                            ("{folder}", "it is a folder")])
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(command, place, message, tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "file").touch()
+    place = place.format(folder=tmp_path / "taken")
+    code, out, err = capeval(*COMMANDS[command], "--output", place, "--overwrite")
+    one_line(code, err, f"--output: {message if message.startswith('cannot') else f'cannot write {place}: {message}'}")
+    assert out == ""  # nothing scored, nothing printed
+
+
+# --------------------------------------------------------------------------- reproduce's score cache
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "reproduce"
+
+
+@pytest.mark.parametrize("damage", [
+    b"",                                                     # cut short
+    b"\x93NUMPY garbage",                                    # a header and nothing else
+    "object",                                                # a pickled object array (np.load would ask for allow_pickle)
+    "short",                                                 # scores of other items
+    "nan",                                                   # a non-finite score
+])
+def test_a_damaged_cache_entry_is_dropped_and_recomputed(cache, damage):
+    from capeval.benchmarks.reproduce import cached_scores
+    from capeval.benchmarks.rowsets import Items
+
+    items = Items([row["candidate"] for row in ROWS], [row["references"] for row in ROWS], ["", "", ""])
+    fresh = cached_scores(("rouge", {}, "scores"), items, "digest")
+    (path,) = cache.iterdir()
+    assert np.array_equal(np.load(path), fresh)
+    if isinstance(damage, bytes):
+        path.write_bytes(damage)
+    else:
+        values = {"object": np.array([{"a": 1}, None, 3], dtype=object), "short": fresh[:2], "nan": np.array([np.nan, 1.0, 1.0])}
+        with open(path, "wb") as out:
+            np.save(out, values[damage], allow_pickle=True)
+    with pytest.warns(UserWarning, match=f"the cached scores {path} are damaged .*: dropped and computed again"):
+        again = cached_scores(("rouge", {}, "scores"), items, "digest")
+    assert np.array_equal(again, fresh) and np.array_equal(np.load(path), fresh)
+
+
+def test_a_cache_setting_that_names_a_file_is_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    code, out, err = capeval("reproduce", "pacs", "--row", "BLEU-1", env={"CAPEVAL_CACHE": str(tmp_path / "a-file")})
+    one_line(code, err, f"CAPEVAL_CACHE={tmp_path / 'a-file'} is a file: point it at a folder")
+
+
+# --------------------------------------------------------------------------- settings and input files
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    return str(save_tiny_bert(tmp_path_factory.mktemp("bert"), num_layers=2))
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "nan"])
+def test_a_bad_encoding_cache_size_names_the_variable(value, tmp_path, tiny_bert):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(row) for row in ROWS))
+    code, out, err = capeval("score", "--input", rows, "--metric", f"bert_tbr:model_name={tiny_bert},layer=2,beta=0.4",
+                             env={"CAPEVAL_ENCODING_CACHE_MB": value})
+    one_line(code, err, f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got {value!r}")
+
+
+def test_human_scores_on_some_rows_are_named_not_used(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps({**row, **({"human_score": 3.5} if i else {})}) for i, row in enumerate(ROWS)))
+    code, out, err = capeval("score", "--input", rows, "--metric", "rouge")
+    assert code == 0, err
+    assert "(2 of 3 rows have a human_score: they are shown and correlated only when every row has one)" in out
+    assert "Kendall" not in out and "| # | rouge | candidate |" in out
+    rows.write_text("\n".join(json.dumps({**row, "human_score": 1.0 + i}) for i, row in enumerate(ROWS)))
+    code, out, err = capeval("score", "--input", rows, "--metric", "rouge")
+    assert code == 0 and "| # | human | rouge | candidate |" in out and "Kendall τ-b" in out and "rows have a human_score" not in out
+
+
+@pytest.mark.parametrize("value", ['"high"', "true", "NaN"])
+def test_a_human_score_that_is_no_number_is_one_line(value, tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(row)[:-1] + f', "human_score": {value}}}' for row in ROWS))
+    code, out, err = capeval("score", "--input", rows, "--metric", "rouge")
+    one_line(code, err, f"rows.jsonl:1: 'human_score' must be a number, got ")
+
+
+def test_a_one_row_json_lines_results_file_is_accepted(tmp_path):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"image_id": 7, "caption": "a dog runs"}) + "\n")
+    annotations = tmp_path / "captions.json"
+    annotations.write_text(json.dumps({"annotations": [{"image_id": 7, "caption": "a dog runs fast"}]}))
+    code, out, err = capeval("score", "--results", results, "--annotations", annotations, "--metric", "rouge")
+    assert code == 0 and "Scoring 1 captions" in out, err
