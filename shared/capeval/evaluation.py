@@ -50,14 +50,19 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
+class OwnOptions(dict):
+    """A scorer's own options (:meth:`~capeval.scoring.protocol.CaptionScorer.options`), for a run given as a scorer:
+    its label shows them only where they tell it apart from another run of its metric."""
+
+
 def run_options(spec: Any) -> tuple[str, dict]:
-    """The metric name and options a run is told apart by: the options as given for a spec, a scorer's own
-    (:meth:`~capeval.scoring.protocol.CaptionScorer.options`) for a scorer or a capeval module."""
+    """The metric name and options a run is told apart by: the options as given for a spec, the scorer's own
+    (:class:`OwnOptions`) for a scorer or a capeval module."""
     from .registry import spec_options
 
     scorer = spec if isinstance(spec, CaptionScorer) else getattr(spec, "scorer", None)
     if isinstance(scorer, CaptionScorer):
-        return scorer.metric, scorer.options()
+        return scorer.metric, OwnOptions(scorer.options())
     return spec_options(spec)
 
 
@@ -83,7 +88,8 @@ def shown_value(value: Any, others: Sequence[Any]) -> Any:
 def run_labels(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     """The one rule naming the runs of a call on every surface (``capeval.evaluate``, ``capeval score``,
     ``capeval benchmark``, the Trainer hook), for runs given as ``(metric, options)``: a metric that runs once is
-    shown with its options; one that runs several times with the options its runs differ in, so that every run
+    shown with the options it was given (a scorer's :class:`OwnOptions` are not shown); one that runs several
+    times with the options its runs differ in, so that every run
     has a distinct readable label (its result keys are made from it, :func:`flat_keys`). Runs that nothing tells
     apart are a ``ValueError`` naming them, never one result in place of two.
 
@@ -111,7 +117,8 @@ def run_labels(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
         keys = list(dict.fromkeys(key for other in group for key in other))
         # Of a metric that runs several times, only the options its runs differ in (given by some only, or unequal).
         differing = [key for key in keys if len({repr(other.get(key, MISSING)) for other in group}) > 1]
-        labels.append(label(name, options, keys if len(group) == 1 else differing, group))
+        alone = [] if isinstance(options, OwnOptions) else keys
+        labels.append(label(name, options, alone if len(group) == 1 else differing, group))
     for (name, options), shown in zip(runs, labels):
         if labels.count(shown) > 1:
             raise ValueError(f"{label(name, options, list(options), [options])} is asked for twice with the same options: give "

@@ -29,6 +29,8 @@ def test_two_runs_of_one_metric_keep_both_results():
     assert corpus_idf != pytest.approx(flickr8k_idf)
     assert result.corpus == {"cider": pytest.approx(corpus_idf), "cider_idf_flickr8k": pytest.approx(flickr8k_idf)}
     assert list(result.provenance) == ["cider", "cider(idf=flickr8k)"] and set(result.notes) == set(result.provenance)
+    # A scorer alone is labelled by its metric: its options are shown only to tell runs apart.
+    assert list(capeval.evaluate(PREDICTIONS, REFERENCES, metrics=[CiderScorer(idf="flickr8k")]).provenance) == ["cider"]
 
 
 @pytest.mark.parametrize("metrics", [["cider", ("cider", {})], [CiderScorer(), CiderScorer()], ["rouge", "rouge"]])
