@@ -15,6 +15,7 @@ loaded (no network), the registry's offline stand-in is used and labelled.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from ..inputs import check_inputs
 from ..models import ModelUnavailableError
-from ..declaration import OfflineRun, declared_options
+from ..declaration import OfflineRun, OptionSpec, declared_options
 from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
 from ..scoring.protocol import CaptionScorer, Scores
@@ -47,18 +48,74 @@ def parse_lines(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
-    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables (any declared option; values
-    are JSON when they parse, else text), so a Space can point at other checkpoints. Unset or empty ones are skipped.
+#: How the environment spells true and false.
+ENVIRONMENT_BOOLS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
-    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/x"})
-    {'model_name': '/models/x', 'layer': 6}
+
+def environment_value(spec: OptionSpec, text: str, variable: str) -> Any:
+    """The value of option ``spec`` that the environment variable ``variable`` spells as ``text``, read by the
+    option's declared type (a path or a model id stays text: ``1e5`` is no number for a ``str`` option); a
+    ``ValueError`` naming the variable when ``text`` is none of what the option takes.
+
+    >>> specs = {spec.name: spec for spec in declared_options(entry("bertscore").scorer_class())}
+    >>> environment_value(specs["layer"], "8", "X"), environment_value(specs["idf"], "true", "X"), environment_value(specs["baseline_path"], "1e5", "X")
+    (8, True, '1e5')
     """
-    from ..registry import parse_options
+    if spec.choices is not None:
+        for choice in spec.choices:
+            if str(choice).lower() == text.strip().lower():
+                return choice
+        raise ValueError(f"{variable}={text!r}: {spec.name} takes one of {', '.join(map(str, spec.choices))}")
+    for kind in spec.type.split(" | "):
+        if kind in ("str", "os.PathLike", "torch.device"):
+            return text
+        if kind == "bool" and text.strip().lower() in ENVIRONMENT_BOOLS:
+            return ENVIRONMENT_BOOLS[text.strip().lower()]
+        if kind == "int" and re.fullmatch(r"\s*[+-]?\d+\s*", text):
+            return int(text)
+        if kind == "float":
+            try:
+                return float(text)
+            except ValueError:
+                continue
+        if kind.startswith(("Sequence[str]", "list[str]")):
+            try:
+                items = json.loads(text) if text.lstrip().startswith("[") else [item.strip() for item in text.split(",")]
+            except json.JSONDecodeError:
+                continue
+            if isinstance(items, list) and all(isinstance(item, str) for item in items):
+                return items
+    raise ValueError(f"{variable}={text!r}: {spec.name} takes {spec.type} (lists: comma-separated or a JSON list)")
 
-    variables = {spec.name: f"CAPEVAL_{name.upper()}_{spec.name.upper()}" for spec in declared_options(entry(name).scorer_class())}
-    return parse_options([f"{option}={environ[variable]}" for option, variable in variables.items() if environ.get(variable)],
-                         "environment")
+
+def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables, so a Space can point at other
+    checkpoints: values are read by each option's declared type (:func:`environment_value`), unset or empty variables
+    are skipped, and one that names no option of the metric (a typo) is a ``ValueError`` when the Space starts.
+
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/1e5"})
+    {'model_name': '/models/1e5', 'layer': 6}
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYERS": "6"})
+    Traceback (most recent call last):
+    ValueError: CAPEVAL_BERT_TBR_LAYERS names no option of bert_tbr (did you mean CAPEVAL_BERT_TBR_LAYER?); ...
+    """
+    import difflib
+
+    from ..registry import METRICS
+
+    specs = declared_options(entry(name).scorer_class())
+    variables = {f"CAPEVAL_{name.upper()}_{spec.name.upper()}": spec for spec in specs}
+    prefix = f"CAPEVAL_{name.upper()}_"
+    # A longer metric name sharing the prefix (say smurf and smurf_x) owns the variables that start with its own.
+    others = [f"CAPEVAL_{other.upper()}_" for other in METRICS if other != name and f"CAPEVAL_{other.upper()}_".startswith(prefix)]
+    for variable in sorted(environ):
+        if (variable.startswith(prefix) and variable not in variables and environ[variable]
+                and not any(variable.startswith(other) for other in others)):
+            close = difflib.get_close_matches(variable, list(variables), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"{variable} names no option of {name}{hint}; its variables: {', '.join(variables)}")
+    return {spec.name: environment_value(spec, environ[variable], variable)
+            for variable, spec in variables.items() if environ.get(variable)}
 
 
 def metric_card(name: str) -> tuple[dict, str]:
