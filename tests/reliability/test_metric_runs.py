@@ -272,3 +272,42 @@ def test_a_plugin_name_never_becomes_a_path(plugin_site, tmp_path):
 
 def test_registry_names_are_metric_names():
     assert all(name.isidentifier() and name.islower() for name in METRICS)
+
+
+def test_the_registry_leaves_out_plugins_that_give_no_scorer(monkeypatch):
+    """The same as the fresh-process tests above, in this process: which plugins are kept, the warnings, the errors."""
+    import warnings
+
+    from capeval import registry
+
+    plugins = {"kept": registry.MetricEntry("kept", "capeval.scoring.coco:RougeScorer"),
+               "missing": registry.MetricEntry("missing", "no_such_module_here:Scorer"),
+               "function": registry.MetricEntry("function", "os:getcwd"),
+               "no_class": registry.MetricEntry("no_class", "capeval.scoring.coco"),
+               "Upper": registry.MetricEntry("Upper", "capeval.scoring.coco:RougeScorer"),
+               "bleu": registry.MetricEntry("bleu", "capeval.scoring.coco:RougeScorer")}
+    monkeypatch.setattr(registry, "plugin_metrics", lambda: plugins)
+    fresh = registry.Registry()
+    monkeypatch.setattr(registry, "METRICS", fresh)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        names = list(fresh)
+    assert "kept" in names and fresh["kept"].folder is None and fresh["bleu"].scorer == "capeval.scoring.coco:BleuScorer"
+    assert not {"missing", "function", "no_class", "Upper"} & set(names)
+    assert sorted(str(w.message) for w in caught) == sorted([
+        "the capeval.scorers entry point 'missing' (no_such_module_here:Scorer) is left out: ModuleNotFoundError: No module "
+        "named 'no_such_module_here'",
+        "the capeval.scorers entry point 'function' (os:getcwd) is left out: os:getcwd is a builtin_function_or_method, not "
+        "a capeval CaptionScorer class",
+        "the capeval.scorers entry point 'no_class' (capeval.scoring.coco) is left out: 'capeval.scoring.coco' is not "
+        "'package.module:ScorerClass'",
+        "the capeval.scorers entry point 'Upper' (capeval.scoring.coco:RougeScorer) is left out: 'Upper' is not a metric "
+        "name (lower-case letters, digits and _)",
+        "the capeval.scorers entry point 'bleu' (capeval.scoring.coco:RougeScorer) is shadowed by capeval's own metric of "
+        "that name"])
+    assert len(fresh) == len(names) and set(fresh.broken) == {"missing", "function", "no_class", "Upper"}
+    with pytest.raises(ValueError, match="entry point 'function' .* is left out: os:getcwd is a builtin"):
+        registry.build_scorer("function", {"x": 1})
+    assert registry.build_scorer("kept", {}).metric == "rouge"
+    with pytest.raises(ValueError, match="no capeval metric 'kep' \\(did you mean 'kept'\\?\\)"):
+        registry.entry("kep")
