@@ -250,8 +250,9 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
     ``images`` / ``region_features``: one per prediction, for image metrics. ``metrics``: ``"offline"`` (default:
     every configuration that runs here with nothing to download, stand-ins labelled in ``notes``), ``"all"`` (every
     registered metric with its paper's models), or a list of specs: names, ``"name:key=value,..."`` strings,
-    ``(name, options)`` pairs, scorers, capeval evaluate modules. ``batch_size`` and ``show_progress`` go to every
-    model metric. A metric that cannot score raises, naming the metric.
+    ``(name, options)`` pairs, scorers, capeval evaluate modules (or a mapping of names to options). Each run is keyed by
+    its label (:func:`run_labels`: a metric given twice is told apart by the options its runs differ in).
+    ``batch_size`` and ``show_progress`` go to every model metric. A metric that cannot score raises, naming the metric.
 
     >>> result = evaluate(["a man rides a horse"], [["a man riding a horse", "a person on a horse"]],
     ...                   metrics=["bleu:order=1", ("cider", {"idf": "flickr8k"})])

@@ -145,6 +145,8 @@ def plugin_problem(entry: MetricEntry) -> str:
 
     >>> plugin_problem(MetricEntry("../../x", "os:getcwd")), plugin_problem(MetricEntry("tool", "os:getcwd"))
     ("'../../x' is not a metric name (lower-case letters, digits and _)", 'os:getcwd is a builtin_function_or_method, not a capeval CaptionScorer class')
+    >>> plugin_problem(MetricEntry("rouge_too", "capeval.scoring.coco:RougeScorer"))
+    ''
     """
     if not METRIC_NAME.fullmatch(entry.name):
         return f"{entry.name!r} is not a metric name (lower-case letters, digits and _)"
@@ -171,10 +173,10 @@ class Registry(Mapping):
         for name, entry in plugin_metrics().items():
             where = f"the {ENTRY_POINT_GROUP} entry point {name!r} ({entry.scorer})"
             if name in entries:
-                warnings.warn(f"{where} is shadowed by capeval's own metric of that name", stacklevel=4)
+                warnings.warn(f"{where} is shadowed by capeval's own metric of that name")
             elif problem := plugin_problem(entry):
                 broken[name] = f"{where} is left out: {problem}"
-                warnings.warn(broken[name], stacklevel=4)
+                warnings.warn(broken[name])
             else:
                 entries[name] = entry
         return entries, broken
@@ -216,7 +218,7 @@ def entry(name: str) -> MetricEntry:
         return METRICS[name]
     if isinstance(name, str) and name in METRICS.broken:
         raise BrokenPluginError(METRICS.broken[name])
-    close = difflib.get_close_matches(name, list(METRICS), n=1) if isinstance(name, str) else []
+    close = difflib.get_close_matches(name, list(METRICS)) if isinstance(name, str) else []
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UnknownMetricError(f"no capeval metric {name!r}{hint}; choose from {sorted(METRICS)}")
 

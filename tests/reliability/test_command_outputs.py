@@ -52,6 +52,8 @@ def test_every_command_refuses_an_existing_output_until_told(command, tmp_path):
     assert written != before.encode()
     if command == "reproduce":
         assert [cell["row"] for cell in json.loads(written)] == ["CLIP-S", "CLIP-S", "RefCLIP-S", "RefCLIP-S"]
+        text = written.decode()
+        assert text.startswith('[\n {\n  "paper": "clipscore",') and '"column": "Flickr8k-Expert τ-c"' in text  # as written, unescaped
 
 
 @pytest.mark.parametrize("command", ["score", "reproduce", "smurf-report"])
@@ -98,6 +100,45 @@ def test_a_damaged_cache_entry_is_dropped_and_recomputed(cache, damage):
     with pytest.warns(UserWarning, match=f"the cached scores {path} are damaged .*: dropped and computed again"):
         again = cached_scores(("rouge", {}, "scores"), items, "digest")
     assert np.array_equal(again, fresh) and np.array_equal(np.load(path), fresh)
+
+
+def test_a_sound_cache_entry_is_read_not_recomputed(cache, monkeypatch):
+    import warnings
+
+    from capeval.benchmarks import harness
+    from capeval.benchmarks.reproduce import cached_scores
+    from capeval.benchmarks.rowsets import Items
+
+    items = Items([row["candidate"] for row in ROWS], [row["references"] for row in ROWS], ["", "", ""])
+    fresh = cached_scores(("rouge", {}, "scores"), items, "digest")
+    monkeypatch.setattr(harness, "as_scoring_metric", pytest.fail)  # a second scoring would fail the test
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(cached_scores(("rouge", {}, "scores"), items, "digest"), fresh)
+
+
+class Planted:
+    """An object whose unpickling leaves a file behind: a cache entry must never be unpickled."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_cache_entry_is_never_unpickled(cache, tmp_path):
+    from capeval.benchmarks.reproduce import cached_scores
+    from capeval.benchmarks.rowsets import Items
+
+    items = Items([row["candidate"] for row in ROWS], [row["references"] for row in ROWS], ["", "", ""])
+    fresh = cached_scores(("rouge", {}, "scores"), items, "digest")
+    (path,) = cache.iterdir()
+    with open(path, "wb") as out:
+        np.save(out, np.array([Planted(str(tmp_path / "unpickled")), 1, 2], dtype=object), allow_pickle=True)
+    with pytest.warns(UserWarning, match="damaged"):
+        assert np.array_equal(cached_scores(("rouge", {}, "scores"), items, "digest"), fresh)
+    assert not (tmp_path / "unpickled").exists()
 
 
 def test_a_cache_setting_that_names_a_file_is_one_line(tmp_path):
@@ -149,3 +190,64 @@ def test_a_one_row_json_lines_results_file_is_accepted(tmp_path):
     annotations.write_text(json.dumps({"annotations": [{"image_id": 7, "caption": "a dog runs fast"}]}))
     code, out, err = capeval("score", "--results", results, "--annotations", annotations, "--metric", "rouge")
     assert code == 0 and "Scoring 1 captions" in out, err
+
+
+def write_rows(path, rows):
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    return str(path)
+
+
+def test_one_human_score_among_several_rows_is_named(tmp_path, capsys):
+    from capeval.cli import main
+
+    rows = write_rows(tmp_path / "rows.jsonl", [{**row, **({"human_score": 2.0} if i == 1 else {})} for i, row in enumerate(ROWS)])
+    assert main(["score", "--input", rows, "--metric", "rouge"]) == 0
+    out = capsys.readouterr().out
+    assert "(1 of 3 rows have a human_score" in out and "| # | rouge | candidate |" in out
+
+
+def test_ray_scores_only_when_asked_and_text_metrics_only(tmp_path, capsys, monkeypatch):
+    """In this process, with Ray's scoring replaced by a spy: the local engine never calls it; --engine ray calls it
+    for every text metric and refuses image metrics (given images or region features) in one line."""
+    from capeval import distributed
+    from capeval.cli import main
+    from capeval.scoring.protocol import score_checked
+
+    called = []
+
+    def spy(scorer, predictions, references, **options):
+        called.append(scorer.metric)
+        return score_checked(scorer, predictions, references)
+
+    monkeypatch.setattr(distributed, "score_on_ray", spy)
+    rows = write_rows(tmp_path / "rows.jsonl", [{**row, "image": f"{i}.jpg"} for i, row in enumerate(ROWS)])
+    assert main(["score", "--input", rows, "--metric", "rouge"]) == 0 and called == []
+    assert main(["score", "--input", rows, "--metric", "rouge", "--metric", "bleu", "--engine", "ray"]) == 0
+    assert called == ["rouge", "bleu"]
+    (tmp_path / "features").mkdir()
+    for i in range(len(ROWS)):
+        (tmp_path / "features" / f"{i}.npz").touch()
+    capsys.readouterr()
+    assert main(["score", "--input", rows, "--metric", "umic", "--features", str(tmp_path / "features"), "--engine", "ray"]) == 2
+    assert "--engine ray scores text metrics here" in capsys.readouterr().err and called == ["rouge", "bleu"]
+
+
+@pytest.mark.parametrize("count, shown", [(20, True), (21, False)])
+def test_printed_rows_stop_at_twenty(count, shown, tmp_path, capsys):
+    from capeval.cli import PRINTED_ROWS, main
+
+    assert PRINTED_ROWS == 20
+    rows = write_rows(tmp_path / "rows.jsonl", [ROWS[i % 3] for i in range(count)])
+    assert main(["score", "--input", rows, "--metric", "rouge"]) == 0
+    out = capsys.readouterr().out
+    assert ("| # | rouge | candidate |" in out) is shown and (f"({count} rows: per-caption scores go to --output)" in out) is not shown
+
+
+@pytest.mark.parametrize("count, correlated", [(2, False), (3, True)])
+def test_kendall_needs_three_rows_with_human_scores(count, correlated, tmp_path, capsys):
+    from capeval.cli import main
+
+    rows = write_rows(tmp_path / "rows.jsonl", [{**ROWS[i], "human_score": float(i)} for i in range(count)])
+    assert main(["score", "--input", rows, "--metric", "rouge"]) == 0
+    out = capsys.readouterr().out
+    assert ("Kendall τ-b against the human scores (n = 3" in out) is correlated and "| # | human | rouge | candidate |" in out

@@ -168,10 +168,15 @@ def test_a_metric_scored_last_keeps_its_place_and_label():
 
 
 def test_only_corpus_idf_metrics_get_an_idf_note():
+    from capeval.registry import SMALL_CORPUS, idf_note
+
     result = capeval.evaluate(PREDICTIONS, REFERENCES, metrics=["bleu", "rouge", "cider", "cider:idf=flickr8k"])
     assert result.notes == {
         "cider": "IDF from the references of the 2 scored captions (too few for meaningful weights: try idf=flickr8k)",
         "cider(idf=flickr8k)": "IDF from the Flickr8k references shipped with capeval"}
+    assert idf_note(resolve("bleu"), 5) == idf_note(resolve("rouge"), 5) == idf_note(CiderScorer()) == ""
+    assert idf_note(CiderScorer(), SMALL_CORPUS) == f"IDF from the references of the {SMALL_CORPUS} scored captions"
+    assert idf_note(CiderScorer(), SMALL_CORPUS - 1).endswith("(too few for meaningful weights: try idf=flickr8k)")
 
 
 # --------------------------------------------------------------------------- plugins, from fresh processes
@@ -311,3 +316,18 @@ def test_the_registry_leaves_out_plugins_that_give_no_scorer(monkeypatch):
     assert registry.build_scorer("kept", {}).metric == "rouge"
     with pytest.raises(ValueError, match="no capeval metric 'kep' \\(did you mean 'kept'\\?\\)"):
         registry.entry("kep")
+
+
+def test_a_long_bad_spec_is_cut_in_the_message():
+    with pytest.raises(ValueError) as raised:
+        resolve(["bleu" * 100])
+    assert len(str(raised.value)) == 200 and str(raised.value).startswith("a metric spec is a name")
+
+
+def test_a_module_given_as_a_spec_runs_its_own_scorer():
+    from capeval.registry import StandaloneMetric
+
+    module = StandaloneMetric("bleu", order=2)
+    assert resolve(module) is module.scorer
+    (run,) = metric_runs(module)
+    assert run.scorer is module.scorer and run.label == "bleu"

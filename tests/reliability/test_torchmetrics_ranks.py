@@ -16,6 +16,7 @@ import torch.multiprocessing as mp  # noqa: E402
 import capeval  # noqa: E402
 from capeval.integrations.torchmetrics import CaptionScoreMetric  # noqa: E402
 from capeval.samples import sample_captions  # noqa: E402
+from capeval.scoring.protocol import CaptionScorer, Scores  # noqa: E402
 from tiny_models import save_tiny_bert  # noqa: E402
 
 ROWS = sample_captions()
@@ -112,3 +113,33 @@ def test_every_corpus_value_may_be_asked_for():
     bleu.update(PREDICTIONS, REFERENCES)
     assert float(bleu.compute()) == pytest.approx(
         capeval.load("bleu").compute(predictions=PREDICTIONS, references=REFERENCES)["bleu_3"], abs=1e-12)
+
+
+def test_defaults_are_the_metrics_score_without_progress_bars():
+    for name, column in (("vilbertscore", "f1"), ("smurf", "smurf"), ("bleu", "bleu"), ("rouge", "rouge_l")):
+        metric = CaptionScoreMetric(name)
+        assert metric.column == column and metric.show_progress is False and metric.batch_size is None
+
+
+class CorpusImages(CaptionScorer):
+    """A corpus-level image metric (its inputs are gathered): the corpus value is the mean of every image of the
+    corpus, each caption's the share of its image in their sum."""
+
+    metric, title, name, primary = "corpus_images", "Corpus images", "corpus_images", "corpus_images"
+    needs_references, needs_images, corpus_dependent = False, True, True
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None):
+        return Scores({"corpus_images": [image / sum(images) for image in images]}, corpus={"corpus_images": sum(images) / len(images)})
+
+    def options(self):
+        return {}
+
+
+def test_a_corpus_level_image_metric_gathers_the_images_of_every_update(monkeypatch):
+    from capeval.integrations import torchmetrics
+
+    monkeypatch.setattr(torchmetrics, "scorer_of", lambda metric, options: CorpusImages())
+    metric = CaptionScoreMetric("corpus_images")
+    metric.update(["a", "b"], images=[1.0, 2.0])
+    metric.update(["c"], images=[6.0])
+    assert metric.rule == "inputs" and float(metric.compute()) == 3.0

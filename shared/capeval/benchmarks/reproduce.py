@@ -75,7 +75,7 @@ def read_cached_scores(path: Path, count: int) -> np.ndarray | None:
             raise ValueError(f"it holds {getattr(scores, 'dtype', type(scores).__name__)} {getattr(scores, 'shape', '')}, "
                              f"not {count} finite scores")
     except (OSError, ValueError, EOFError) as error:
-        warnings.warn(f"the cached scores {path} are damaged ({error}): dropped and computed again", stacklevel=3)
+        warnings.warn(f"the cached scores {path} are damaged ({error}): dropped and computed again")
         path.unlink(missing_ok=True)
         return None
     return scores

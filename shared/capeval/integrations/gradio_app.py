@@ -111,7 +111,7 @@ def options_from_environment(name: str, environ: Mapping[str, str] = os.environ)
     for variable in sorted(environ):
         if (variable.startswith(prefix) and variable not in variables and environ[variable]
                 and not any(variable.startswith(other) for other in others)):
-            close = difflib.get_close_matches(variable, list(variables), n=1)
+            close = difflib.get_close_matches(variable, list(variables))
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"{variable} names no option of {name}{hint}; its variables: {', '.join(variables)}")
     return {spec.name: environment_value(spec, environ[variable], variable)

@@ -88,7 +88,7 @@ class CaptionScoreMetric(Metric):
         self.scorer = scorer_of(metric, options)
         self.metric = metric
         columns = self.scorer.columns()
-        self.column = column or (self.scorer.primary if self.scorer.primary in columns else columns[0])
+        self.column = column or self.scorer.primary
         corpus_names = self.scorer.corpus_names()
         if self.column != ALL_COLUMNS and self.column not in corpus_names:
             raise ValueError(f"{metric} has no column {self.column!r}; choose one of {list(corpus_names)} or 'all'")
