@@ -31,12 +31,11 @@ def cache_dir() -> Path:
     """The root of capeval's own on-disk cache (``CAPEVAL_CACHE``: a folder, made when first written to).
 
     >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile() as file:
-    ...     os.environ["CAPEVAL_CACHE"] = file.name
+    >>> from unittest import mock
+    >>> with tempfile.NamedTemporaryFile() as file, mock.patch.dict(os.environ, {"CAPEVAL_CACHE": file.name}):
     ...     cache_dir()
     Traceback (most recent call last):
     capeval.settings.SettingError: CAPEVAL_CACHE=... is a file: point it at a folder (or where one may be made)
-    >>> del os.environ["CAPEVAL_CACHE"]
     """
     folder = Path(os.environ.get("CAPEVAL_CACHE") or Path.home() / ".cache" / "capeval").expanduser()
     if folder.exists() and not folder.is_dir():
@@ -58,13 +57,14 @@ def encoding_cache_bytes() -> int:
     """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``: megabytes,
     0 or more).
 
-    >>> os.environ["CAPEVAL_ENCODING_CACHE_MB"] = "-5"
-    >>> encoding_cache_bytes()
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"CAPEVAL_ENCODING_CACHE_MB": "-5"}):
+    ...     encoding_cache_bytes()
     Traceback (most recent call last):
     capeval.settings.SettingError: CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got '-5'
-    >>> os.environ["CAPEVAL_ENCODING_CACHE_MB"] = "0.5"; encoding_cache_bytes()
+    >>> with mock.patch.dict(os.environ, {"CAPEVAL_ENCODING_CACHE_MB": "0.5"}):
+    ...     encoding_cache_bytes()
     524288
-    >>> del os.environ["CAPEVAL_ENCODING_CACHE_MB"]
     """
     text = os.environ.get("CAPEVAL_ENCODING_CACHE_MB", "").strip() or "1024"
     try:
