@@ -1,15 +1,24 @@
-"""BLEU-1..4 + ROUGE-L + CIDEr-D at COCO scale: capeval against pycocoevalcap (and aac-metrics where it runs).
+"""A COCO table at COCO scale, BLEU-1..4 + METEOR + ROUGE-L + CIDEr-D: capeval against pycocoevalcap (and aac-metrics'
+BLEU-4 + ROUGE-L + CIDEr-D where it runs); and METEOR alone, capeval's pure-Python engine against pycocoevalcap's jar.
 
 The caption sets are SMURF's Karpathy-test ones bundled with capeval: ``--rows 5000`` is one system's 5,000
 captions (~5 references each), ``--rows 20000`` all four systems. Every side runs in a fresh Python process
-that times its first call (cold: lazy imports, regex compilation, the JVM of the Java tokenizer) and a second call
-on the same inputs (warm: nothing carried over from the first call but the process). Peak memory is reported three
-ways: the Python process alone (its VmHWM), its largest child (pycocoevalcap's JVM: the child's VmHWM), and the whole
-process tree (the largest sum of the RSS of the process and its children alive at the same time). The children are
-sampled from /proc every 20 ms, so a peak shorter than that can be missed (Linux only). Then each side runs once
-as a whole process, as a user would: ``capeval score --metric bleu --metric rouge --metric cider`` against a
-script calling pycocoevalcap. The outputs are checked equal (per caption, to 1e-12) and the ratios printed, cold
-against cold and warm against warm, with the machine's load average before each run and at the end.
+that times its first call (cold: lazy imports, regex compilation, METEOR's resources (capeval reads its cached
+paraphrase table; the jar starts a JVM that loads it), the JVM of the Java tokenizer) and a second call on the same
+inputs (warm: nothing carried over from the first call but the process; pycocoevalcap starts a new JVM per call, as
+``COCOEvalCap.evaluate`` does). CPU time counts the process and its finished children (the JVMs). The sides:
+
+- ``capeval`` / ``pycocoevalcap``: the whole table from raw captions (PTB tokenization included);
+- ``capeval METEOR`` / ``pycocoevalcap METEOR``: METEOR alone on the same PTB-tokenized captions (capeval's
+  ``engine="python"``, ``tokenizer="none"``; pycocoevalcap's ``Meteor`` wrapper around the jar).
+
+Peak memory is reported three ways: the Python process alone (its VmHWM), its largest child (a JVM: the child's
+VmHWM), and the whole process tree (the largest sum of the RSS of the process and its children alive at the same
+time). The children are sampled from /proc every 20 ms, so a peak shorter than that can be missed (Linux only).
+Then each side of the table runs once as a whole process, as a user would: ``capeval score --metric bleu --metric
+meteor --metric rouge --metric cider`` against a script calling pycocoevalcap. The outputs are checked equal (per
+caption and corpus, to 1e-12) and the ratios printed, cold against cold and warm against warm, CPU and wall, with
+the machine's load average before each run and at the end.
 
 Usage: python speed/bench_coco.py [--rows 5000] [--cores 2]
 """
@@ -27,8 +36,10 @@ import threading
 import time
 from pathlib import Path
 
-METRICS = ("bleu", "rouge", "cider")
+METRICS = ("bleu", "meteor", "rouge", "cider")
 TOLERANCE = 1e-12
+#: The per-caption columns each side returns (a side may lack some: aac-metrics has no METEOR here).
+COLUMNS = ("bleu_4", "meteor", "rouge_l", "cider")
 
 
 def caption_rows(rows: int) -> list[dict]:
@@ -42,17 +53,19 @@ def caption_rows(rows: int) -> list[dict]:
     return [{"candidate": c, "references": list(r)} for c, r in zip(golden.candidate[:rows], golden.references[:rows])]
 
 
-def capeval_call(candidates, references) -> dict:
+def capeval_call(candidates, references, tokens) -> dict:
     import capeval
 
     result = capeval.evaluate(candidates, references, metrics=list(METRICS))
-    return {"bleu_4": result.columns["bleu"], "rouge_l": result.columns["rouge_l"], "cider": result.columns["cider"],
-            "corpus_bleu": [result.corpus[f"bleu_{k}"] for k in range(1, 5)]}
+    return {"bleu_4": result.columns["bleu"], "meteor": result.columns["meteor"], "rouge_l": result.columns["rouge_l"],
+            "cider": result.columns["cider"], "corpus_bleu": [result.corpus[f"bleu_{k}"] for k in range(1, 5)],
+            "corpus_meteor": result.corpus["meteor"]}
 
 
-def pycocoevalcap_call(candidates, references) -> dict:
+def pycocoevalcap_call(candidates, references, tokens) -> dict:
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.meteor.meteor import Meteor
     from pycocoevalcap.rouge.rouge import Rouge
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
@@ -60,11 +73,28 @@ def pycocoevalcap_call(candidates, references) -> dict:
     gts = tokenizer.tokenize({i: [{"caption": r} for r in refs] for i, refs in enumerate(references)})
     res = tokenizer.tokenize({i: [{"caption": c}] for i, c in enumerate(candidates)})
     corpus_bleu, bleu = Bleu(4).compute_score(gts, res, verbose=0)
-    return {"bleu_4": list(bleu[3]), "rouge_l": list(map(float, Rouge().compute_score(gts, res)[1])),
-            "cider": list(map(float, Cider().compute_score(gts, res)[1])), "corpus_bleu": list(corpus_bleu)}
+    corpus_meteor, meteor = Meteor().compute_score(gts, res)
+    return {"bleu_4": list(bleu[3]), "meteor": list(meteor), "rouge_l": list(map(float, Rouge().compute_score(gts, res)[1])),
+            "cider": list(map(float, Cider().compute_score(gts, res)[1])), "corpus_bleu": list(corpus_bleu),
+            "corpus_meteor": corpus_meteor}
 
 
-def aac_metrics_call(candidates, references) -> dict:
+def capeval_meteor_call(candidates, references, tokens) -> dict:
+    from capeval.scoring.coco import MeteorScorer
+
+    scores = MeteorScorer(tokenizer="none").score(tokens["candidates"], tokens["references"])
+    return {"meteor": scores["meteor"], "corpus_meteor": scores.corpus["meteor"]}
+
+
+def pycocoevalcap_meteor_call(candidates, references, tokens) -> dict:
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    corpus, scores = Meteor().compute_score(dict(enumerate(tokens["references"])),
+                                            {i: [candidate] for i, candidate in enumerate(tokens["candidates"])})
+    return {"meteor": list(scores), "corpus_meteor": corpus}
+
+
+def aac_metrics_call(candidates, references, tokens) -> dict:
     from aac_metrics.functional import bleu_4, cider_d, rouge_l
     from aac_metrics.utils.tokenization import preprocess_mono_sents, preprocess_mult_sents
 
@@ -74,7 +104,10 @@ def aac_metrics_call(candidates, references) -> dict:
             "cider": cider_d(cands, refs)[1]["cider_d"].tolist(), "corpus_bleu": [None, None, None, float(corpus["bleu_4"])]}
 
 
-SIDES = {"capeval": capeval_call, "pycocoevalcap": pycocoevalcap_call, "aac-metrics": aac_metrics_call}
+SIDES = {"capeval": capeval_call, "pycocoevalcap": pycocoevalcap_call, "aac-metrics": aac_metrics_call,
+         "capeval METEOR": capeval_meteor_call, "pycocoevalcap METEOR": pycocoevalcap_meteor_call}
+#: (capeval's side, its peer): the comparisons printed.
+PEERS = (("capeval", "pycocoevalcap"), ("capeval", "aac-metrics"), ("capeval METEOR", "pycocoevalcap METEOR"))
 
 
 def run_side(side: str, input_path: str, calls: int, output: str) -> None:
@@ -83,10 +116,11 @@ def run_side(side: str, input_path: str, calls: int, output: str) -> None:
     call = SIDES[side]
     rows = [json.loads(line) for line in Path(input_path).read_text().splitlines()]
     candidates, references = [row["candidate"] for row in rows], [row["references"] for row in rows]
+    tokens = json.loads(Path(input_path).with_name("tokens.json").read_text())
     times, cpu_times = [], []
     for _ in range(calls):
         begin, begin_cpu = time.perf_counter(), cpu_seconds()
-        scores = call(candidates, references)
+        scores = call(candidates, references, tokens)
         times.append(time.perf_counter() - begin)
         cpu_times.append(cpu_seconds() - begin_cpu)
     # This process's own high-water mark; the parent samples its children (TreeMemory).
@@ -162,18 +196,23 @@ def memory_mib(pid: int = 0) -> tuple[float, float] | None:
 
 
 def timed_process(command: list[str]) -> dict:
-    """Wall seconds of ``command`` run to the end as its own process, with its peak memory in MiB (see
-    :class:`TreeMemory`; 0 where it could not be sampled)."""
-    start = time.perf_counter()
+    """Wall and CPU seconds of ``command`` run to the end as its own process (CPU: it and every descendant it waited
+    for, e.g. a JVM), with its peak memory in MiB (see :class:`TreeMemory`; 0 where it could not be sampled)."""
+    start, start_cpu = time.perf_counter(), children_cpu_seconds()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     memory = TreeMemory(process.pid)
     process.wait()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children_cpu_seconds() - start_cpu
     peaks = memory.stop()
     if process.returncode:
         raise RuntimeError(f"{' '.join(command)} failed: {process.stderr.read().decode()[-2000:]}")
     peaks = {key: mib or 0.0 for key, mib in peaks.items()}
-    return {"seconds": seconds, **peaks, "tree_mib": max(peaks["tree_mib"], peaks["self_mib"])}
+    return {"seconds": seconds, "cpu": cpu, **peaks, "tree_mib": max(peaks["tree_mib"], peaks["self_mib"])}
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def available(side: str) -> str | None:
@@ -187,8 +226,11 @@ def available(side: str) -> str | None:
 
 
 def largest_difference(ours: dict, theirs: dict) -> float:
-    pairs = [(a, b) for key in ("bleu_4", "rouge_l", "cider") for a, b in zip(ours[key], theirs[key], strict=True)]
-    pairs += [(a, b) for a, b in zip(ours["corpus_bleu"], theirs["corpus_bleu"]) if b is not None]
+    """The largest difference of any per-caption or corpus value both sides computed."""
+    pairs = [(a, b) for key in COLUMNS if key in ours and key in theirs for a, b in zip(ours[key], theirs[key], strict=True)]
+    pairs += [(a, b) for a, b in zip(ours.get("corpus_bleu", ()), theirs.get("corpus_bleu", ())) if b is not None]
+    if "corpus_meteor" in ours and "corpus_meteor" in theirs:
+        pairs.append((ours["corpus_meteor"], theirs["corpus_meteor"]))
     return max(abs(a - b) for a, b in pairs)
 
 
@@ -211,6 +253,11 @@ def main() -> None:
     rows = caption_rows(args.rows)
     input_path = folder / "captions.jsonl"
     input_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    # METEOR alone scores the captions as the toolkit tokenizes them (capeval's PTB port equals the jar's).
+    from capeval.text.ptb import tokenize_corpus
+
+    candidates, references = tokenize_corpus([r["candidate"] for r in rows], [r["references"] for r in rows], "ptb")
+    (folder / "tokens.json").write_text(json.dumps({"candidates": candidates, "references": references}))
     print(f"{len(rows):,} captions, {sum(len(r['references']) for r in rows):,} references; "
           f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} cores; "
           f"load average before {load_before[0]:.1f}")
@@ -232,26 +279,28 @@ def main() -> None:
         results[side]["peak"].update(children_mib=process["children_mib"],
                                      tree_mib=max(process["tree_mib"], results[side]["peak"]["self_mib"]))
 
-    ours = results["capeval"]
-    print("\nIn process (a fresh Python process per side, two calls on the same inputs):\n")
+    print("\nIn process (a fresh Python process per side, two calls on the same inputs; CPU: the process and its JVMs):\n")
     print("| side | load (1 min) | cold call (s) | warm call (s) | cold CPU (s) | warm CPU (s) | peak RSS, Python process "
           "(MiB) | peak RSS, largest child (MiB) | peak RSS, process tree (MiB) | max abs diff vs capeval |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for side, result in results.items():
-        difference = 0.0 if side == "capeval" else largest_difference(ours["scores"], result["scores"])
+        mine = next((results[ours] for ours, peer in PEERS if peer == side and ours in results), result)
+        difference = largest_difference(mine["scores"], result["scores"])
         peak = result["peak"]
         print(f"| {side} | {loads[side]:.1f} | {result['times'][0]:.2f} | {result['times'][1]:.2f} | "
               f"{result['cpu_times'][0]:.2f} | {result['cpu_times'][1]:.2f} | {peak['self_mib']:.0f} | "
               f"{peak['children_mib']:.0f} | {peak['tree_mib']:.0f} | {difference:.1e} |")
-        if difference > TOLERANCE and side == "pycocoevalcap":
-            raise SystemExit(f"capeval and pycocoevalcap differ by {difference:.1e} (> {TOLERANCE:g})")
-    for side, result in results.items():
-        if side != "capeval":
-            wall, cpu = (f"cold vs cold {peer[0] / mine[0]:.2f}x, warm vs warm {peer[1] / mine[1]:.2f}x"
-                         for peer, mine in ((result["times"], ours["times"]), (result["cpu_times"], ours["cpu_times"])))
-            print(f"capeval vs {side}, in process: wall time {wall}; CPU time {cpu}; peak RSS of the Python process "
-                  f"{result['peak']['self_mib'] / ours['peak']['self_mib']:.2f}x, of the process tree "
-                  f"{result['peak']['tree_mib'] / ours['peak']['tree_mib']:.2f}x capeval's")
+        if difference > TOLERANCE and side.startswith("pycocoevalcap"):
+            raise SystemExit(f"capeval and {side} differ by {difference:.1e} (> {TOLERANCE:g})")
+    print()
+    for ours_name, peer_name in PEERS:
+        if ours_name in results and peer_name in results:
+            ours, peer = results[ours_name], results[peer_name]
+            wall, cpu = (f"cold vs cold {theirs[0] / mine[0]:.2f}x, warm vs warm {theirs[1] / mine[1]:.2f}x"
+                         for theirs, mine in ((peer["times"], ours["times"]), (peer["cpu_times"], ours["cpu_times"])))
+            print(f"{ours_name} vs {peer_name}, in process: CPU time {cpu}; wall time {wall}; peak RSS of the Python "
+                  f"process {peer['peak']['self_mib'] / ours['peak']['self_mib']:.2f}x, of the process tree "
+                  f"{peer['peak']['tree_mib'] / ours['peak']['tree_mib']:.2f}x capeval's")
 
     capeval_cli = Path(sys.executable).with_name("capeval")
     metric_flags = [flag for metric in METRICS for flag in ("--metric", metric)]
@@ -262,15 +311,16 @@ def main() -> None:
     peer_whole = timed_process([*this, "--side", "pycocoevalcap", "--input", str(input_path), "--calls", "1",
                                 "--output", str(folder / "pycocoevalcap_process.json")])
     cli_columns = json.loads(cli_output.read_text())["scores"]
-    cli_difference = max(abs(a - b) for key in ("rouge_l", "cider") for a, b in zip(cli_columns[key], ours["scores"][key]))
-    print(f"\nWhole processes (cold, load {load_whole:.1f}): capeval score {ours_whole['seconds']:.2f} s (peak RSS "
-          f"{ours_whole['self_mib']:.0f} MiB, process tree {ours_whole['tree_mib']:.0f} MiB) vs pycocoevalcap script "
-          f"{peer_whole['seconds']:.2f} s (Python process {peer_whole['self_mib']:.0f} MiB, process tree with its JVM "
-          f"{peer_whole['tree_mib']:.0f} MiB) -> {peer_whole['seconds'] / ours_whole['seconds']:.2f}x; "
-          f"capeval score equals capeval.evaluate to {cli_difference:.1e}")
+    cli_difference = max(abs(a - b) for key in ("meteor", "rouge_l", "cider")
+                         for a, b in zip(cli_columns[key], results["capeval"]["scores"][key]))
+    print(f"\nWhole processes (cold, load {load_whole:.1f}): capeval score {ours_whole['cpu']:.2f} s CPU, "
+          f"{ours_whole['seconds']:.2f} s wall (peak RSS {ours_whole['self_mib']:.0f} MiB, process tree "
+          f"{ours_whole['tree_mib']:.0f} MiB) vs pycocoevalcap script {peer_whole['cpu']:.2f} s CPU, "
+          f"{peer_whole['seconds']:.2f} s wall (Python process {peer_whole['self_mib']:.0f} MiB, process tree with its "
+          f"JVMs {peer_whole['tree_mib']:.0f} MiB) -> CPU {peer_whole['cpu'] / ours_whole['cpu']:.2f}x, wall "
+          f"{peer_whole['seconds'] / ours_whole['seconds']:.2f}x; capeval score equals capeval.evaluate to {cli_difference:.1e}")
     load_after = os.getloadavg()
     print(f"load average (1 min) before {load_before[0]:.1f}, after {load_after[0]:.1f}")
-
 
 if __name__ == "__main__":
     main()

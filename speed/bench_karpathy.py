@@ -153,7 +153,7 @@ def save_bert(folder: Path, words: list[str], *, cased: bool = False, distil: bo
 
     save_wordpiece_tokenizer(folder, words, cased=cased)
     config = DistilBertConfig(vocab_size=30522, **sizes) if distil else BertConfig(vocab_size=30522, **sizes)
-    torch.manual_seed(0)  # the same weights whenever a folder is built again (tests/test_cuda_parity.py)
+    torch.manual_seed(0)  # the same weights whenever a folder is built again (tests/properties/test_cuda_parity.py)
     (DistilBertModel if distil else BertModel)(config).eval().save_pretrained(folder)
     return str(folder)
 

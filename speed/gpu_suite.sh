@@ -55,7 +55,7 @@ spans=${CAPEVAL_BENCH_SPANS:-}
 [ -n "$spans" ] && karpathy+=(--spans "$spans")
 karpathy+=(--output "$logs/karpathy.json")
 # The tests that score on CUDA and compare with CPU (they skip where there is no GPU).
-parity=(-m pytest -q -p no:cacheprovider tests/test_cuda_parity.py tests/vilbert/test_vilbertscore_scorer.py -k cuda)
+parity=(-m pytest -q -p no:cacheprovider tests/properties/test_cuda_parity.py tests/metrics/vilbertscore/test_vilbertscore_scorer.py -k cuda)
 
 names=()
 run_step() {  # name, then the python arguments

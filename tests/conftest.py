@@ -12,11 +12,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import pytest  # noqa: E402
 
+# The tests' own helpers (fixtures/, tiny_models.py, installing.py) import from here, in every import mode.
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models  # noqa: E402
+from fixtures import METRICS, REPO  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-METRICS = REPO / "metrics"
+#: Fixtures that tests in several folders share, by topic; every test can ask for any of them by name.
+pytest_plugins = ["fixtures.vision", "fixtures.vilbert", "fixtures.clip", "fixtures.qace", "fixtures.polos", "fixtures.meteor"]
 
 
 @pytest.fixture(scope="session")
@@ -145,3 +147,19 @@ def two_process_compute():
         return results[0]
 
     return compute
+
+
+#: Fixtures that build or load a model: a test that asks for one, directly or through another fixture, is marked
+#: ``models`` (a test that builds one itself carries the marker).
+MODEL_FIXTURES = {"minilm_path", "tiny_bert_path", "tiny_distilbert_path", "tiny_roberta_path", "tiny_umic_checkpoint",
+                  "tiny_checkpoints", "tiny_clip", "tiny_qg", "tiny_qa", "tiny_visual_t5", "unsure_qa", "unsure_visual_t5",
+                  "polos_files"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if MODEL_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.models)
+    # Ray's driver threads make a later fork deadlock (bert_score's IDF Pool, DataLoader workers): tests that start
+    # Ray in this process run last.
+    items.sort(key=lambda item: "ray_session" in item.fixturenames)

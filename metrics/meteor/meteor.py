@@ -1,4 +1,4 @@
-"""METEOR 1.5 for image captions, through the COCO caption toolkit's Java jar (Denkowski & Lavie, 2014)."""
+"""METEOR 1.5 for image captions as the COCO caption toolkit's Java jar computes it (Denkowski & Lavie, 2014)."""
 
 import evaluate
 
@@ -16,10 +16,11 @@ _CITATION = """\
 """
 
 _DESCRIPTION = """\
-METEOR 1.5 as the COCO caption evaluation toolkit runs it: pycocoevalcap's meteor-1.5.jar (English,
-normalised, exact/stem/synonym/paraphrase matching) on PTB-tokenized captions. It needs Java and the optional
-``pycocoevalcap`` package (``pip install capeval[meteor]``). The corpus score is METEOR's own aggregate over
-the summed statistics, not the mean of the per-caption scores.
+METEOR 1.5 as the COCO caption evaluation toolkit runs it (pycocoevalcap's meteor-1.5.jar: English,
+normalised, exact/stem/synonym/paraphrase matching) on PTB-tokenized captions, computed in pure Python with the
+same results (``engine="python"``, default) or by the jar itself (``engine="jar"``, needs Java). Either needs
+the optional ``pycocoevalcap`` package, which ships the jar and its data (``pip install capeval[meteor]``). The
+corpus score is METEOR's own aggregate over the summed statistics, not the mean of the per-caption scores.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -41,10 +42,10 @@ Examples:
     >>> round(results["scores"][0], 4)
     0.4937
 
-    Without Java the module says so:
+    The jar itself gives the same numbers (it needs Java; without it the module says so):
     >>> from capeval.scoring.coco import JAVA_MISSING
-    >>> JAVA_MISSING[:45]
-    'METEOR runs the Java jar of pycocoevalcap and'
+    >>> print(JAVA_MISSING[:44])
+    METEOR's engine="jar" runs the Java jar of p
 """
 
 

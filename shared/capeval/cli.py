@@ -9,6 +9,7 @@ stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from typing import TYPE_CHECKING, Callable
@@ -110,11 +111,15 @@ def run_score(args: argparse.Namespace) -> int:
     from .atomic import partial_file
     from .benchmarks.stats import kendall
     from .evaluation import evaluate_runs
-    from .scoring.protocol import score_checked
+    from .registry import missing_extras
     from .reports.tables import markdown_table
+    from .scoring.protocol import score_checked
 
     check_output(args)
     runs = metric_runs(args)
+    if not args.metric and (missing := missing_extras()):
+        extras = sorted({extra for needed in missing.values() for extra in needed})
+        print(f"Not run here: {', '.join(missing)} (pip install 'capeval[{','.join(extras)}]').")
     rows, source = read_input(args)
     visual = visual_inputs(args, rows, runs)
     score: Callable[..., Scores] = score_checked
@@ -148,7 +153,9 @@ def run_score(args: argparse.Namespace) -> int:
         print("\n" + markdown_table(header, table))
     else:
         print(f"\n({len(rows)} rows: per-caption scores go to --output)")
-    if has_human and len(rows) > 2:
+    if has_human and len(rows) > 2 and importlib.util.find_spec("scipy") is None:
+        print("\n(Kendall τ-b against the human scores needs scipy: pip install 'capeval[benchmarks]')")
+    elif has_human and len(rows) > 2:
         print("\nKendall τ-b against the human scores (n = %d; a demo, not a benchmark):" % len(rows))
         for label, values in primary.items():
             print(f"- {label}: {kendall(values, human, 'b'):+.3f}")
@@ -186,13 +193,18 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
     score.set_defaults(run=run_score)
 
 
-#: ``command -> (module, help)``: each module has ``add_arguments(parser)``, which sets ``run``. A command's module
-#: is imported only when that command runs, so ``capeval --version`` and ``--help`` start at once.
+#: ``command -> (module, help, extras)``: each module has ``add_arguments(parser)``, which sets ``run``. A command's
+#: module is imported only when that command runs, so ``capeval --version`` and ``--help`` start at once; ``extras``:
+#: capeval's extras it needs beyond the core install (and those of the metrics it runs).
 COMMANDS = {
-    "score": ("capeval.cli", "score captions with every metric that runs offline, or the ones named"),
-    "benchmark": ("capeval.benchmarks.cli", "correlate a metric with human judgments on the benchmarks"),
-    "smurf-report": ("capeval.reports.smurf", "SMURF system-level report (the paper's Figure 1) as a PNG"),
-    "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables"),
+    "score": ("capeval.cli", "score captions with every metric that runs offline, or the ones named", ()),
+    "benchmark": ("capeval.benchmarks.cli", "correlate a metric with human judgments on the benchmarks", ("benchmarks",)),
+    "smurf-report": ("capeval.reports.smurf", "SMURF system-level report (the paper's Figure 1) as a PNG",
+                     ("models", "benchmarks")),
+    "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables",
+                  ("models", "benchmarks")),
+    "download": ("capeval.scoring.spice", "download what a metric needs once, never while scoring: spice (Stanford CoreNLP 3.6.0)",
+                 ()),
 }
 
 
@@ -211,7 +223,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"capeval {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((arg for arg in (sys.argv[1:] if argv is None else argv) if not arg.startswith("-")), None)
-    for name, (module, summary) in COMMANDS.items():
+    for name, (module, summary, _) in COMMANDS.items():
         command = commands.add_parser(name, help=summary, description=summary)
         if name == chosen:
             importlib.import_module(module).add_arguments(command)
@@ -221,6 +233,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from .caption_files import CaptionFileError
     from .models import ModelUnavailableError
+    from .registry import MissingExtraError
     from .settings import SettingError, check_settings
 
     parser = build_parser(argv)
@@ -236,8 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_settings()
         return int(args.run(args) or 0)
-    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError, SettingError) as error:
-        # A mistake in the input, the settings or a checkpoint that cannot be had is the user's to fix, not a crash.
+    except ModuleNotFoundError as error:
+        extras = COMMANDS[args.command][2]
+        if isinstance(error, MissingExtraError) or not extras or error.name is None or error.name.startswith("capeval"):
+            raise
+        print(f"capeval {args.command} needs capeval's {' and '.join(extras)} extra{'s' if len(extras) > 1 else ''} "
+              f"({error.name} is not installed): pip install 'capeval[{','.join(extras)}]'", file=sys.stderr)
+        return 2
+    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError, SettingError, MissingExtraError) as error:
+        # A mistake in the input, the settings or a checkpoint that cannot be had is the user's to fix, not a crash:
+        # say what to do.
         print(f"capeval {args.command}: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

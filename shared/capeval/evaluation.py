@@ -215,8 +215,13 @@ class EvaluationResult:
 
     @property
     def per_caption(self):
-        """The per-caption values as a ``pandas.DataFrame``: one row per caption, one column per output."""
-        import pandas as pd
+        """The per-caption values as a ``pandas.DataFrame``: one row per caption, one column per output (``columns``
+        holds them as lists without pandas)."""
+        try:
+            import pandas as pd
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError("EvaluationResult.per_caption is a pandas DataFrame: pip install pandas "
+                                      "(EvaluationResult.columns holds the same values as lists)", name="pandas") from None
 
         return pd.DataFrame(self.columns)
 

@@ -12,6 +12,7 @@ import math
 import numbers
 import os
 import sys
+from itertools import repeat
 from typing import Any, Mapping, Sequence
 
 
@@ -22,6 +23,8 @@ COMMON_COMPUTE_KWARGS = ("images", "region_features", "batch_size", "show_progre
 def as_list(values: Any, name: str, expected: str) -> list:
     """Any iterable (list, tuple, generator, array, dataset column) as a list; a string, a mapping or a
     non-iterable raises ``ValueError`` saying what ``name`` should be."""
+    if type(values) in (list, tuple):  # most calls: skip the slower checks against abstract classes
+        return list(values)
     if isinstance(values, (str, bytes, Mapping)):
         raise ValueError(f"{name} must be {expected}, not a single {type(values).__name__}")
     try:
@@ -71,9 +74,9 @@ def normalize_references(references: Any, num_predictions: int, *, allow_empty_s
         refs = [refs] if isinstance(refs, str) else as_list(refs, f"references[{i}]", "a string or a list of strings")
         if not refs:
             raise ValueError(f"references[{i}] is empty: every prediction needs at least one reference")
-        for j, ref in enumerate(refs):
-            if not isinstance(ref, str):
-                raise ValueError(f"references[{i}][{j}] is {type(ref).__name__}, expected str")
+        if not all(map(isinstance, refs, repeat(str))):
+            j, ref = next((j, ref) for j, ref in enumerate(refs) if not isinstance(ref, str))
+            raise ValueError(f"references[{i}][{j}] is {type(ref).__name__}, expected str")
         if not allow_empty_strings and not any(r.strip() for r in refs):
             raise ValueError(f"references[{i}] holds only empty strings")
         normalized.append(refs)

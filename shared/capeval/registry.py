@@ -9,8 +9,8 @@ group (``name = "package.module:ScorerClass"``), so a lab can publish a metric f
 :func:`resolve` is the one way from a metric spec (a name, ``"name:key=value,..."``, ``(name, options)``, a
 scorer, an evaluate module) to a scorer; :func:`load` gives the evaluate module of a name.
 
->>> sorted(METRICS)
-['bert_tbr', 'bertscore', 'bleu', 'cider', 'clip_score', 'meteor', 'pac_score', 'polos', 'qace', 'rouge', 'smurf', 'umic', 'vilbertscore']
+>>> {'bleu', 'cider', 'umic'} <= set(METRICS)  # every folder of metrics/ with a module (docs/metrics lists them)
+True
 >>> [run.label for run in offline_runs() if run.metric == "smurf"]
 ['SPARCS']
 >>> resolve("bleu:order=2").options()
@@ -25,6 +25,7 @@ import difflib
 import functools
 import importlib
 import importlib.metadata
+import importlib.util
 import json
 import re
 import warnings
@@ -69,10 +70,20 @@ class MetricEntry:
     folder: str | None = None
 
     def scorer_class(self) -> type[CaptionScorer]:
+        """The scorer class; :class:`MissingExtraError` when a package it needs (one of its declared ``extras``) is not
+        installed, ``TypeError`` when what the entry names is no scorer class."""
         from .scoring.protocol import CaptionScorer
 
         module, _, name = self.scorer.partition(":")
-        found = getattr(importlib.import_module(module), name)
+        extras = declared_extras(module, name)
+        if missing := missing_packages(extras):
+            raise MissingExtraError(self.name, extras, missing[0])
+        try:
+            found = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as error:  # capeval's metadata could not say (e.g. run from a checkout)
+            if not extras or error.name is None or error.name.partition(".")[0] == "capeval":
+                raise
+            raise MissingExtraError(self.name, extras, error.name) from error
         if not (isinstance(found, type) and issubclass(found, CaptionScorer)):
             # Never call what an entry point names unless it is a scorer: `os:system` is no metric.
             raise TypeError(f"{self.scorer} is a {type(found).__name__}, not a capeval CaptionScorer class")
@@ -102,6 +113,64 @@ class MetricEntry:
     def offline(self) -> bool:
         """Whether the default configuration runs with nothing to download."""
         return any(run.options == {} for run in self.scorer_class().offline_runs)
+
+
+class MissingExtraError(ImportError):
+    """A metric needs one of capeval's extras that is not installed: one line naming it and the pip command."""
+
+    def __init__(self, metric: str, extras: tuple[str, ...], missing: str):
+        self.metric, self.extras = metric, extras
+        super().__init__(f"{metric} needs capeval's {' and '.join(extras)} extra{'s' if len(extras) > 1 else ''} "
+                         f"({missing} is not installed): pip install 'capeval[{','.join(extras)}]'")
+
+
+@functools.lru_cache(maxsize=None)
+def missing_packages(extras: tuple[str, ...]) -> list[str]:
+    """The packages that capeval's extras ``extras`` require and that are not installed, read from capeval's own
+    metadata (none where capeval is not installed, e.g. run from a checkout).
+
+    >>> missing_packages(())
+    []
+    """
+    try:
+        requirements = importlib.metadata.requires("capeval") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    missing = []
+    for requirement in requirements:
+        project, _, marker = requirement.partition(";")
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+        name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", project)
+        if extra is None or extra.group(1) not in extras or name is None or name.group(1).lower() == "capeval":
+            continue
+        try:
+            importlib.metadata.version(name.group(1))
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(name.group(1))
+    return missing
+
+
+@functools.lru_cache(maxsize=None)
+def declared_extras(module: str, name: str) -> tuple[str, ...]:
+    """The ``extras`` that class ``name`` of ``module`` declares (or a base class of it in that module), read from
+    the module's source without importing it (it may import what those extras bring).
+
+    >>> declared_extras("capeval.scoring.coco", "MeteorScorer"), declared_extras("capeval.scoring.coco", "BleuScorer")
+    (('meteor',), ())
+    """
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.has_location:  # a frozen or built-in module has no source
+        return ()
+    classes = {node.name: node for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body
+               if isinstance(node, ast.ClassDef)}
+    while name in classes:
+        for node in classes[name].body:
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "extras" for t in node.targets)
+                    and isinstance(node.value, ast.Tuple)):
+                return tuple(element.value for element in node.value.elts
+                             if isinstance(element, ast.Constant) and isinstance(element.value, str))
+        name = next((base.id for base in classes[name].bases if isinstance(base, ast.Name)), "")
+    return ()
 
 
 def module_scorer(source: str) -> str | None:
@@ -424,5 +493,27 @@ def load(name: str, **options: Any):
 
 
 def offline_runs() -> list:
-    """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`), in registry order."""
-    return [run for metric in METRICS.values() for run in metric.offline_runs]
+    """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`) that can run with the
+    extras installed here (:func:`missing_extras` names the others), in registry order."""
+    runs = []
+    for metric in METRICS.values():
+        try:
+            runs += metric.offline_runs
+        except MissingExtraError:
+            continue
+    return runs
+
+
+def missing_extras() -> dict[str, tuple[str, ...]]:
+    """The metrics that cannot run here for want of one of capeval's extras, and those extras.
+
+    >>> missing_extras().get("bleu") is None  # the text metrics need none
+    True
+    """
+    missing = {}
+    for name, metric in METRICS.items():
+        try:
+            metric.scorer_class()
+        except MissingExtraError as error:
+            missing[name] = error.extras
+    return missing

@@ -7,7 +7,8 @@
   :class:`capeval.models.ModelUnavailableError` saying how to provide it.
 - ``CAPEVAL_PROGRESS=0``: no progress bars (on by default for runs longer than a second).
 - ``CAPEVAL_ENCODING_CACHE_MB``: how much memory each text encoder may keep for sentences it encoded
-  before (default 1024; 0 turns the cache off), so repeated evaluations re-encode only new captions.
+  before, and the text metrics for what they computed (tokenizations, n-gram indexes: ``capeval.text.call_cache``)
+  (default 1024; 0 turns the caches off), so repeated evaluations re-encode and re-count only new captions.
 
 Each is read when asked for, so a change of the environment takes effect on the next call; a value that cannot
 be used raises :class:`SettingError` naming the variable.
@@ -54,14 +55,14 @@ def progress_default() -> bool:
 
 
 def encoding_cache_bytes() -> int:
-    """The memory budget of each text encoder's cache of past encodings (``CAPEVAL_ENCODING_CACHE_MB``: megabytes,
-    0 or more).
+    """The memory budget of each text encoder's cache of past encodings, and of the text metrics' kept work
+    (``CAPEVAL_ENCODING_CACHE_MB``: megabytes, 0 or more).
 
     >>> from unittest import mock
     >>> with mock.patch.dict(os.environ, {"CAPEVAL_ENCODING_CACHE_MB": "-5"}):
     ...     encoding_cache_bytes()
     Traceback (most recent call last):
-    capeval.settings.SettingError: CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got '-5'
+    capeval.settings.SettingError: CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the caches off), got '-5'
     >>> with mock.patch.dict(os.environ, {"CAPEVAL_ENCODING_CACHE_MB": "0.5"}):
     ...     encoding_cache_bytes()
     524288
@@ -72,7 +73,7 @@ def encoding_cache_bytes() -> int:
     except ValueError:
         megabytes = math.nan
     if not (math.isfinite(megabytes) and megabytes >= 0):
-        raise SettingError(f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got {text!r}")
+        raise SettingError(f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the caches off), got {text!r}")
     return int(megabytes * 2**20)
 
 

@@ -160,7 +160,7 @@ def test_a_bad_encoding_cache_size_names_the_variable(value, tmp_path, tiny_bert
     rows.write_text("\n".join(json.dumps(row) for row in ROWS))
     code, out, err = capeval("score", "--input", rows, "--metric", f"bert_tbr:model_name={tiny_bert},layer=2,beta=0.4",
                              env={"CAPEVAL_ENCODING_CACHE_MB": value})
-    one_line(code, err, f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the cache off), got {value!r}")
+    one_line(code, err, f"CAPEVAL_ENCODING_CACHE_MB must be a number of megabytes >= 0 (0 turns the caches off), got {value!r}")
 
 
 def test_human_scores_on_some_rows_are_named_not_used(tmp_path):

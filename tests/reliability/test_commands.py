@@ -2,37 +2,16 @@
 and mistakes found before any scoring."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-ENV = {"HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0", "PYTHONUNBUFFERED": "1"}
+from fixtures.commands import ROWS, capeval, one_line, write
 
 
-def capeval(*args, cwd=None):
-    """``capeval ARGS`` in a fresh interpreter: (exit code, stdout, stderr)."""
-    import os
-
-    done = subprocess.run([sys.executable, "-m", "capeval.cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **ENV}, cwd=cwd, timeout=300)
-    return done.returncode, done.stdout, done.stderr
 
 
-def one_line(code, out, err, message):
-    assert code == 2, (out, err)
-    assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
-    assert "Scoring" not in out  # refused before any work
 
-
-def write(path, value):
-    path.write_bytes(value) if isinstance(value, bytes) else path.write_text(value if isinstance(value, str) else json.dumps(value))
-    return path
-
-
-ROWS = [{"candidate": "a dog runs", "references": ["a dog running"], "image": "dog.jpg"}]
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--metric", "umic"], "umic need(s) images: pass --images DIR"),                                         # image metric, no images given
     (["--metric", "bleu", "--output", "/proc/capeval/x.json"], "--output: cannot write /proc/capeval/x.json"),
@@ -51,6 +30,7 @@ def test_an_existing_folder_is_no_output_file(tmp_path):
     one_line(code, out, err, "it is a folder")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content, message", [
     (b"\xff\xfe\x00binary", "not UTF-8 text"),
     ({"annotations": None}, "no 'annotations' list"),
@@ -61,6 +41,7 @@ def test_bad_annotation_files_are_one_line(content, message, tmp_path):
     one_line(*capeval("score", "--results", results, "--annotations", write(tmp_path / "ann.json", content)), message)
 
 
+@pytest.mark.slow
 def test_a_folder_given_as_results_says_so(tmp_path):
     code, out, err = capeval("score", "--results", tmp_path, "--annotations", write(tmp_path / "a.json", {"annotations": []}))
     one_line(code, out, err, "a folder, not a JSON file")

@@ -3,12 +3,13 @@ http:// to another host are refused, and nothing half-written is left to be retu
 
 import hashlib
 import http.server
-import threading
 
 import pytest
 
 from capeval import checkpoints
 from capeval.models import ModelUnavailableError
+
+from fixtures.loopback import download_cache, serving
 
 BODY = b"\\x80\\x02 pretend torch checkpoint " * 1000
 #: A page sent with no Content-Type header at all (some mirrors and proxies do): only its first bytes tell.
@@ -48,18 +49,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server():
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serving(Handler) as url:
+        yield url
 
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
-    for name in ("HF_HUB_OFFLINE", "CAPEVAL_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
+    return download_cache(tmp_path, monkeypatch)
 
 
 def cached_files(cache):

@@ -7,7 +7,7 @@ import pytest
 import capeval
 from capeval.vision.extractors import FeatureCache, extract_regions
 from capeval.vision.regions import RegionFeatureError, as_region_features
-from vision.test_vision_extractors import MeanColourExtractor
+from fixtures.vision import MeanColourExtractor
 
 
 def test_a_corrupt_cache_entry_is_computed_again(sample_image, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 from capeval.scoring.meteor_jar import MAX_WORDS, MeteorError, check_lengths, meteor_line
 
-from .conftest import NEEDS_JAVA, PYTHON, SHARED
+from fixtures import LIBRARY, NEEDS_JAVA, PYTHON
 
 PREDICTIONS = ["a dog runs on the grass", "two cats sleep on a red sofa"]
 REFERENCES = [["a dog running on grass", "the dog runs"], ["a cat sleeping on a couch", "two cats on a sofa"]]
@@ -52,6 +52,7 @@ def test_identical_scores_for_repeated_calls_and_the_module(meteor_scorer):
     assert first.corpus["meteor"] == pytest.approx(0.4266123347277777, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_a_crashed_or_timed_out_jvm_is_replaced_on_the_next_call(meteor_process, meteor_scorer):
     scorer = meteor_scorer()
     expected = scorer.score(PREDICTIONS, REFERENCES)["meteor"]
@@ -74,7 +75,7 @@ SCRIPT = textwrap.dedent("""
     import sys
     from capeval.scoring.coco import MeteorScorer
     from capeval.scoring.meteor_jar import MeteorError
-    scorer = MeteorScorer()
+    scorer = MeteorScorer(engine="jar")
     jar = scorer.jar()
     jar.startup_timeout, jar.timeout = 0.0, 0.5   # the first answer is overdue: the JVM is killed mid-call
     try:
@@ -86,10 +87,11 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @NEEDS_JAVA
 def test_after_a_failed_call_the_next_call_and_the_interpreter_exit_work():
     pytest.importorskip("pycocoevalcap")
-    env = {**os.environ, "PYTHONPATH": SHARED}
+    env = {**os.environ, "PYTHONPATH": str(LIBRARY)}
     # A regression (a lock left held, a JVM nobody kills) fails on the timeout instead of hanging CI.
     done = subprocess.run([PYTHON, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
@@ -97,12 +99,13 @@ def test_after_a_failed_call_the_next_call_and_the_interpreter_exit_work():
     assert "scored: [1.0]" in done.stdout or "scored: [0.99" in done.stdout
 
 
+@pytest.mark.slow
 @NEEDS_JAVA
 def test_ctrl_c_during_capeval_score_prints_one_line_and_exits(tmp_path):
     pytest.importorskip("pycocoevalcap")
-    env = {**os.environ, "PYTHONPATH": SHARED}
+    env = {**os.environ, "PYTHONPATH": str(LIBRARY)}
     # A terminal's Ctrl-C signals the whole foreground process group: Python and its JVM.
-    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--offline", "meteor"], env=env, stdout=subprocess.PIPE,
+    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--metric", "meteor:engine=jar"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert run.stdout.readline().startswith("Scoring")
     time.sleep(1.0)  # the JVM is starting

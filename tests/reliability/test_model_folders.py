@@ -12,7 +12,7 @@ from capeval.models import ModelUnavailableError
 from capeval.scoring.bert_tbr import BertTbrScorer
 from capeval.scoring.smurf import SmurfScorer
 
-from .conftest import PYTHON
+from fixtures import PYTHON
 
 
 @pytest.fixture(params=["{not json", "[1, 2]"], ids=["not-json", "not-an-object"])

@@ -16,10 +16,6 @@ from capeval.scoring.umic import UmicScorer
 from capeval.scoring.vilbertscore import VilbertScoreScorer
 from capeval.vision.regions import RegionFeatures
 
-from qace.conftest import qace_options, tiny_qa, tiny_qg, tiny_visual_t5  # noqa: F401 - fixtures shared here
-from test_polos import polos_files  # noqa: F401 - the tiny Polos files, shared here
-from vilbert.conftest import (  # noqa: F401 - fixtures shared here
-    random_vilbert_features, tiny_checkpoints, tiny_vilbert, tiny_vilbert_config_path, vilbert_tokenizer_dir)
 
 CAPTIONS = ["a dog runs on the grass", "a man rides a bicycle"]
 REFERENCES = [["a dog running on grass", "the dog runs"], ["a man on a bike"]]
@@ -111,6 +107,7 @@ def test_fp16_region_mean_is_taken_wide_enough_not_to_overflow(tiny_vilbert, ran
     assert all(np.isfinite(scores[name]).all() for name in ("precision", "recall", "f1"))
 
 
+@pytest.mark.models
 def test_clip_score_refuses_a_nan_checkpoint(tmp_path):
     from PIL import Image
 

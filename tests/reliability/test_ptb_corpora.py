@@ -15,7 +15,7 @@ import pytest
 
 from capeval.text.ptb import coco_tokenize, ptb_tokenize
 
-from .conftest import NEEDS_JAVA
+from fixtures import NEEDS_JAVA
 
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "tests" / "assets"
@@ -97,6 +97,7 @@ def test_the_stored_outputs_are_the_live_jars(jar_outputs):
     assert ptb_tokenize(block) == java
 
 
+@pytest.mark.slow
 def test_cider_equals_pycocoevalcaps_on_the_karpathy_split(karpathy):
     """Per-caption CIDEr-D of each of the 4 captioners (5,000 captions, scored as pycocoevalcap scores one system:
     document frequencies from all 5,000 images' references) equals pycocoevalcap's ``Cider`` on its own
@@ -114,6 +115,7 @@ def test_cider_equals_pycocoevalcaps_on_the_karpathy_split(karpathy):
         np.testing.assert_allclose(scores["cider"], expected, rtol=0, atol=1e-9, err_msg=f"system {system}")
 
 
+@pytest.mark.slow
 @NEEDS_JAVA
 def test_meteor_equals_pycocoevalcaps_on_the_karpathy_split(karpathy, meteor_scorer):
     """Per-caption METEOR equals pycocoevalcap's ``Meteor`` on pycocoevalcap's tokenization, for the images whose

@@ -7,7 +7,7 @@ import pytest
 
 from capeval.text.ptb import coco_tokenize, ptb_tokenize
 
-from .conftest import NEEDS_JAVA
+from fixtures import NEEDS_JAVA
 
 WORDS = ["a", "A", "dog", "runs", "on", "the", "grass", "Two", "men", "riding", "horses", "isn't", "dog's", "cafe", "Mr.",
          "U.S.", "12:30", "1,000", "3.5", "t-shirt", "person/people", "(in", "red)", "it", "cannot", "-", "--", ",", ".", "!",

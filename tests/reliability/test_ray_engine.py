@@ -12,7 +12,7 @@ from capeval import distributed
 from capeval.samples import sample_captions as load_sample
 from capeval.distributed import ERROR_COLUMN, make_scorer, merged_document_frequencies, score_dataset, score_on_ray, summarize
 
-from .conftest import PYTHON
+from fixtures import PYTHON
 
 pytest.importorskip("ray", reason="the capeval[ray] extra is not installed")
 
@@ -34,6 +34,7 @@ def tiny_input(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_cli_ray_engine_starts_its_own_local_instance(tiny_input):
     """A fresh process with no Ray running: --engine ray starts one and prints what the default engine prints."""
     local = run_cli("score", "--metric", "bleu", "--input", tiny_input)
@@ -43,6 +44,7 @@ def test_cli_ray_engine_starts_its_own_local_instance(tiny_input):
     assert "- bleu: mean 0.0001, corpus 0.0000 (Bleu_1 " in local.stdout  # BLEU-1..4 follow
 
 
+@pytest.mark.slow
 def test_cli_ray_engine_joins_the_given_address(ray_session, tiny_input):
     address = ray_session.get_runtime_context().gcs_address
     joined = run_cli("score", "--engine", "ray", "--ray-address", address, "--metric", "rouge", "--input", tiny_input)
@@ -77,6 +79,7 @@ def small_tasks(monkeypatch):
 BAD_IDS = [7, 507, 1007, 1507]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [None, 3])
 def test_statistics_and_totals_merge_over_many_tasks_in_any_shard_order(ray_session, many_rows, small_tasks, seed):
     rows = [dict(row, references=[]) if row["id"] in BAD_IDS else row for row in many_rows]
@@ -104,6 +107,7 @@ def test_statistics_and_totals_merge_over_many_tasks_in_any_shard_order(ray_sess
     assert whole["means"]["cider"] == pytest.approx(sum(expected.values()) / len(expected), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_score_on_ray_restores_input_order_over_many_batches(ray_session, many_rows, small_tasks):
     """BLEU over 32 actor calls: per-row order and the corpus BLEU of the summed n-gram counts."""
     scorer = make_scorer("bleu")

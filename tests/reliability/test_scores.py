@@ -40,6 +40,7 @@ def random_caption(generator, pieces, dim=8):
     return EncodedCaption(rows.numpy(), [101, *(1000 + sum(map(ord, p)) for p in pieces), 102], list(pieces))
 
 
+@pytest.mark.slow
 def test_huge_reference_sets_are_matched_in_bounded_chunks(monkeypatch):
     generator = torch.Generator().manual_seed(0)
     words = ["a", "dog", "runs", "on", "the", "grass", "park"]

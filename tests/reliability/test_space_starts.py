@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,9 +15,9 @@ pytest.importorskip("gradio")
 
 from capeval.integrations.gradio_app import options_from_environment, space_scorer  # noqa: E402
 from capeval.integrations.leaderboard import board_note, build_leaderboard_space, scatter_frame, results_table  # noqa: E402
+from fixtures import REPO  # noqa: E402
 from tiny_models import save_tiny_bert  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
 START = "import runpy, sys; runpy.run_path(sys.argv[1]); print('started')"
 
@@ -31,7 +30,7 @@ def start(app, env=None, cwd=None):
 
 
 def test_a_variable_naming_no_option_stops_the_space_with_its_name():
-    code, out, err = start(ROOT / "metrics" / "bleu" / "app.py", {"CAPEVAL_BLEU_ORDR": "2"})
+    code, out, err = start(REPO / "metrics" / "bleu" / "app.py", {"CAPEVAL_BLEU_ORDR": "2"})
     assert code != 0 and "started" not in out
     assert err.strip().splitlines()[-1].startswith(
         "ValueError: CAPEVAL_BLEU_ORDR names no option of bleu (did you mean CAPEVAL_BLEU_ORDER?); its variables: "
@@ -40,7 +39,7 @@ def test_a_variable_naming_no_option_stops_the_space_with_its_name():
 
 def test_a_path_that_looks_like_a_number_stays_a_path(tmp_path):
     save_tiny_bert(tmp_path / "1e5", num_layers=2)
-    code, out, err = start(ROOT / "metrics" / "bert_tbr" / "app.py", {"CAPEVAL_BERT_TBR_MODEL_NAME": "1e5",
+    code, out, err = start(REPO / "metrics" / "bert_tbr" / "app.py", {"CAPEVAL_BERT_TBR_MODEL_NAME": "1e5",
                            "CAPEVAL_BERT_TBR_LAYER": "1", "CAPEVAL_BERT_TBR_BETA": "0.4"}, cwd=tmp_path)
     assert code == 0 and out.strip().endswith("started"), err
 
@@ -94,7 +93,7 @@ def result(*rows, metric="bleu"):
 
 def start_board(tmp_path, text):
     """spaces/leaderboard/app.py beside a results.json holding ``text``, started in a fresh process."""
-    shutil.copy(ROOT / "spaces" / "leaderboard" / "app.py", tmp_path / "app.py")
+    shutil.copy(REPO / "spaces" / "leaderboard" / "app.py", tmp_path / "app.py")
     (tmp_path / "results.json").write_text(text)
     return start(tmp_path / "app.py")
 

@@ -3,6 +3,7 @@
     capeval benchmark --metric bleu --metric cider --dataset flickr8k_expert --output results/
     capeval benchmark --metric path/to/my_metric --option model_name=... --dataset pascal50s --protocol refs=random5:0
     capeval benchmark --metric bleu:order=1 --metric bleu:order=4 --dataset all    # per-metric options after ':'
+    capeval benchmark --metric amber --dataset amber --results responses.json      # AMBER's generative evaluation
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     check_output(args, folder=True)
     if args.samples < 0:
         raise UsageError(f"--samples {args.samples}: give 0 (no confidence intervals) or more")
+    if "amber" in args.dataset:
+        return run_amber(args)
     check_folder("--images", args.images)
     check_folder("--features", args.features)
     datasets = list(BENCHMARKS) if "all" in args.dataset else args.dataset
@@ -93,6 +96,41 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_amber(args: argparse.Namespace) -> int:
+    """``--dataset amber``: AMBER's generative evaluation of ``--results`` (a JSON of ``{id, response}``) by each
+    ``--metric amber[:options]``."""
+    from capeval.benchmarks.amber import evaluate_results, results_table, write_results
+    from capeval.registry import parse_options, split_spec
+
+    if args.dataset != ["amber"]:
+        raise UsageError("--dataset amber scores a results file: run it alone, not with other benchmarks")
+    if not args.results:
+        raise UsageError("--dataset amber needs --results FILE: the model's responses as AMBER's inference.py reads them, "
+                         'a JSON list of {"id": ..., "response": ...}')
+    try:
+        options = parse_options(args.option, "--option")
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    rows = []
+    for spec in args.metric:
+        if split_spec(spec)[0] != "amber":
+            raise UsageError(f"--metric {spec}: AMBER's generative set is scored by the amber metric (--metric amber)")
+        scorer = load_metric(spec, options)
+        try:
+            rows.append((spec, evaluate_results(args.results, scorer)))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    print(results_table(rows))
+    for label, result in rows:
+        if result["discriminative_left_out"]:
+            print(f"{label}: {result['discriminative_left_out']} answers to discriminative questions left out "
+                  "(capeval scores AMBER's generative task)")
+    if args.output:
+        for path in write_results(rows, args.output, overwrite=args.overwrite):
+            print(f"wrote {path}")
+    return 0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``benchmark`` command's arguments."""
     from capeval.benchmarks.rowsets import BENCHMARKS
@@ -103,8 +141,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", action="append", required=True,
                         help=f"a capeval metric ({', '.join(METRICS)}), with options after ':', or an evaluate module path; "
                              "repeatable")
-    parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "all"],
-                        help="benchmark to run; repeatable, or 'all'")
+    parser.add_argument("--dataset", action="append", required=True, choices=[*BENCHMARKS, "amber", "all"],
+                        help="benchmark to run; repeatable, or 'all' (the human-judgment benchmarks); 'amber': AMBER's "
+                             "generative evaluation of --results with --metric amber")
+    parser.add_argument("--results", help="--dataset amber: the responses, a JSON list of {\"id\", \"response\"} as "
+                                          "AMBER's inference.py reads")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
                         help="metric constructor option for every --metric, e.g. order=2 (JSON values)")
     parser.add_argument("--protocol", action="append", metavar="KEY=VALUE",

@@ -29,10 +29,16 @@ def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:
     return str(folder)
 
 
-def load_benchmark(name: str, source: str | os.PathLike | None = None):
+#: Benchmarks whose data cannot ship: built from their authors' files (``data_dir``, or a download) by these functions.
+BUILT_BENCHMARKS = {"amber": "capeval.benchmarks.amber:build_amber"}
+
+
+def load_benchmark(name: str, source: str | os.PathLike | None = None, *, data_dir: str | os.PathLike | None = None):
     """All rows of one benchmark as a ``datasets.Dataset`` (its single ``test`` split).
 
-    ``source`` may also be a loaded ``datasets.Dataset``, returned as it is.
+    ``source`` may also be a loaded ``datasets.Dataset``, returned as it is. A benchmark of
+    :data:`BUILT_BENCHMARKS` (``amber``) is built from its authors' files in ``data_dir`` (default: downloaded once)
+    unless ``source`` names a folder or Hub repository holding it.
     Rows flagged as unusable by the published protocols (e.g. Flickr8k-Expert's 158 self-captions)
     are kept; the harness selects its row set from them (:mod:`capeval.benchmarks.rowsets`).
 
@@ -46,6 +52,13 @@ def load_benchmark(name: str, source: str | os.PathLike | None = None):
 
     if isinstance(source, datasets.Dataset):  # already loaded, e.g. Composite with its references attached
         return source
+    if source is None and name in BUILT_BENCHMARKS:
+        import importlib
+
+        module, _, function = BUILT_BENCHMARKS[name].partition(":")
+        return getattr(importlib.import_module(module), function)(data_dir)
+    if data_dir is not None:
+        raise ValueError(f"data_dir: benchmark {name!r} ships with capeval; only {sorted(BUILT_BENCHMARKS)} are built from a data folder")
     from capeval.progress import library_bars
 
     with library_bars():

@@ -255,6 +255,7 @@ class BertTbrScorer(CaptionScorer):
     """
 
     metric, title = "bert_tbr", "BERT-TBR"
+    extras = ("models",)
     name = primary = "bert_tbr"
     offline_runs = (
         OfflineRun("BERT-TBR", lambda: None if (path := minilm_path()) is None else {"model_name": path, "layer": 6, "beta": 0.4},

@@ -109,7 +109,7 @@ class BERTScorer(CaptionScorer):
     primary = "f1"
     column_names = ("precision", "recall", "f1")
     value_range = (-1.0, 1.0)
-    extras = ("bertscore",)
+    extras = ("models", "bertscore")
     offline_runs = (OfflineRun("BERTScore (MiniLM)", options=lambda: {"model_name": path, "layer": 6} if (path := minilm_path()) else None,
                                note="all-MiniLM-L6-v2 (layer 6) stands in for roberta-large", available=lambda: minilm_path() is not None),)
 

@@ -1,7 +1,8 @@
 """The COCO caption toolkit's metrics (pycocoevalcap 1.2) behind the scorer protocol.
 
-BLEU, ROUGE-L and CIDEr-D run the pure functions of :mod:`capeval.scoring.ngram`; METEOR runs the
-toolkit's Java jar. All four score PTB-tokenized text (:func:`capeval.text.ptb.tokenize_corpus`).
+BLEU, ROUGE-L and CIDEr-D run the pure functions of :mod:`capeval.scoring.ngram`; METEOR runs
+:mod:`capeval.scoring.meteor` (pure Python, equal to the toolkit's jar) or the jar itself. All four score
+PTB-tokenized text (:func:`capeval.text.ptb.tokenize_corpus`).
 
 >>> round(BleuScorer(order=2).score(["a dog runs on the grass"], [["a dog runs on grass", "the dog is running"]]).corpus["bleu"], 4)
 0.7746
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-from pathlib import Path
 from typing import Annotated
 
 from ..declaration import MERGE_ALL, MERGE_SUM, OfflineRun, Opt
@@ -19,8 +19,9 @@ from ..models import cached
 from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
 from ..text.reference_corpus import IDF_SOURCES, reference_sets
-from .meteor_jar import MeteorProcess
-from .ngram import bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
+from .meteor import aggregate, load_resources, meteor, pycocoevalcap_jar
+from .meteor_jar import MeteorProcess, meteor_inputs
+from .ngram import bleu_columns, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d, cider_document_frequencies, rouge_l
 from .protocol import CaptionScorer, Scores
 
 #: The ``tokenizer`` option every toolkit metric takes.
@@ -73,7 +74,7 @@ class BleuScorer(CocoScorer):
         if self.smoothing == "none":
             per_caption = [bleu_unsmoothed(row, self.order) for row in statistics]
         else:
-            per_caption = [bleu_from_statistics(row, 4)[self.order - 1] for row in statistics]
+            per_caption = bleu_columns(statistics, 4)[self.order - 1]
         return Scores({"bleu": per_caption}, corpus=self.corpus_from_sufficient_statistics(statistics), sufficient_statistics=statistics)
 
     def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
@@ -167,8 +168,8 @@ def shipped_cider_frequencies(corpus: str, tokenizer: str) -> DocumentFrequencie
     return cider_document_frequencies(tokenized)
 
 
-JAVA_MISSING = ("METEOR runs the Java jar of pycocoevalcap and needs a Java runtime (java on PATH, Java 8+); "
-                "install one (e.g. apt-get install default-jre-headless) or leave METEOR out")
+JAVA_MISSING = ("METEOR's engine=\"jar\" runs the Java jar of pycocoevalcap and needs a Java runtime (java on PATH, Java 8+); "
+                "install one (e.g. apt-get install default-jre-headless) or use the default engine=\"python\"")
 
 
 def meteor_process() -> MeteorProcess:
@@ -176,32 +177,38 @@ def meteor_process() -> MeteorProcess:
     a scorer pickles without it, e.g. to Ray workers), and a failed call makes it start afresh."""
     if shutil.which("java") is None:
         raise RuntimeError(JAVA_MISSING)
-    try:
-        import pycocoevalcap.meteor
-    except ImportError as error:
-        raise ImportError("METEOR needs the optional pycocoevalcap package: pip install capeval[meteor]") from error
-    jar = Path(list(pycocoevalcap.meteor.__path__)[0]) / "meteor-1.5.jar"
+    jar = pycocoevalcap_jar()
     return cached(("meteor-jar", str(jar)), lambda: MeteorProcess(jar))
 
 
-class MeteorScorer(CocoScorer):
-    """METEOR 1.5 through the toolkit's jar; the corpus value is METEOR's aggregate over summed statistics.
+#: How METEOR is computed: in pure Python, or by pycocoevalcap's jar through Java (equal outputs).
+METEOR_ENGINES = ("python", "jar")
 
-    The jar process starts on the first call (it loads METEOR's paraphrase table, ~20 s) and serves every
-    METEOR scorer of the process (:func:`meteor_process`); a failed call discards its JVM and the next one
-    starts afresh (:class:`~capeval.scoring.meteor_jar.MeteorProcess`).
+
+class MeteorScorer(CocoScorer):
+    """METEOR 1.5 as the toolkit's jar computes it; the corpus value is METEOR's aggregate over summed statistics.
+
+    ``engine="python"`` (default) computes it in pure Python (:mod:`capeval.scoring.meteor`), equal to the jar on
+    every caption it was compared on, without Java; it reads the jar's word lists, synonyms and paraphrase table
+    (pycocoevalcap ships them) and keeps the table in capeval's cache after its first use. ``engine="jar"`` runs
+    the jar: the JVM starts on the first call (it loads the paraphrase table, ~20 s) and serves every METEOR scorer
+    of the process (:func:`meteor_process`); a failed call discards it and the next one starts afresh
+    (:class:`~capeval.scoring.meteor_jar.MeteorProcess`). Both give the same per-caption statistics, so shards
+    scored by either merge into the same corpus value.
     """
 
     metric, title = "meteor", "METEOR"
     name = primary = "meteor"
     merge = MERGE_ALL
     extras = ("meteor",)
-    system_packages = ("default-jre-headless",)
-    offline_runs = (OfflineRun("METEOR", note="METEOR 1.5 jar; the JVM takes ~20 s to start",
-                               available=lambda: shutil.which("java") is not None),)
+    offline_runs = (OfflineRun("METEOR", note="METEOR 1.5 in pure Python; the first use caches the jar's paraphrase "
+                               "table (about a minute)"),)
 
-    def __init__(self, *, tokenizer: Tokenizer = "ptb"):
+    def __init__(self, *, tokenizer: Tokenizer = "ptb",
+                 engine: Annotated[str, Opt("`python` (pure Python, no Java) or `jar` (pycocoevalcap's jar through Java); "
+                                            "equal outputs", choices=METEOR_ENGINES)] = "python"):
         super().__init__(tokenizer=tokenizer)
+        self.engine = engine
         #: Another METEOR process to use instead of the shared one (tests pass one per session).
         self._jar: MeteorProcess | None = None
 
@@ -209,17 +216,24 @@ class MeteorScorer(CocoScorer):
         return self._jar or meteor_process()
 
     def start_in_background(self) -> None:
-        """Start the JVM without waiting for it (:meth:`MeteorProcess.start`): :func:`capeval.evaluate` calls this
-        first and scores METEOR last, so the other metrics are scored while the JVM loads."""
-        self.jar().start()
+        """With ``engine="jar"``, start the JVM without waiting for it (:meth:`MeteorProcess.start`):
+        :func:`capeval.evaluate` calls this first and scores METEOR last, so the other metrics are scored while the
+        JVM loads."""
+        if self.engine == "jar":
+            self.jar().start()
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         candidates, refs = self.tokenized(predictions, references)
-        corpus, scores, statistics = self.jar().score(candidates, refs)
+        if self.engine == "jar":
+            corpus, scores, statistics = self.jar().score(candidates, refs)
+        else:
+            corpus, scores, rows = meteor(*meteor_inputs(candidates, refs), load_resources())
+            statistics = [list(row) for row in rows]
         return Scores({"meteor": scores}, corpus={"meteor": corpus}, sufficient_statistics=statistics)
 
     def corpus_from_sufficient_statistics(self, statistics) -> dict[str, float]:
-        return {"meteor": self.jar().aggregate(statistics)}
+        return {"meteor": self.jar().aggregate(statistics) if self.engine == "jar" else aggregate(statistics)}
 
     def options(self) -> dict:
+        # The engines give equal outputs: the engine is not part of the hashcode.
         return {"version": "1.5", **super().options()}

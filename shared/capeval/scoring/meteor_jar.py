@@ -50,6 +50,8 @@ def meteor_line(text: str) -> str:
     >>> meteor_line("a dog\\nruns ||| fast\\u200b\\x00 ")
     'a dog runs fast'
     """
+    if text.isascii() and text.isprintable():  # letters, digits, punctuation and spaces only
+        return " ".join(text.replace("|||", " ").split())
     kept = []
     for char in text:
         category = unicodedata.category(char)
@@ -66,7 +68,16 @@ def check_lengths(candidates: Sequence[str], references: Sequence[Sequence[str]]
             words = len(sentence.split())
             if words > max_words:
                 raise ValueError(f"{name} has {words} words after tokenization; METEOR takes at most {max_words} per sentence "
-                                 f"(its aligner's memory grows with length and the JVM's heap is fixed at {HEAP}): shorten it")
+                                 f"(its aligner's work grows with length, and the jar's JVM heap is fixed at {HEAP}): shorten it")
+
+
+def meteor_inputs(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """The sentences as METEOR scores them, whichever engine: each made one clean line (:func:`meteor_line`), none
+    longer than :data:`MAX_WORDS` words (:func:`check_lengths`)."""
+    lines = [meteor_line(c) for c in candidates]
+    reference_lines = [[meteor_line(r) for r in refs] for refs in references]
+    check_lengths(lines, reference_lines)
+    return lines, reference_lines
 
 
 class MeteorProcess:
@@ -149,9 +160,7 @@ class MeteorProcess:
     def score(self, candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[float, list[float], list[list[float]]]:
         """METEOR's corpus aggregate, one score per candidate (sentences cleaned by :func:`meteor_line`) and each
         candidate's statistics vector (their element-wise sum is what the aggregate is computed from)."""
-        candidates = [meteor_line(c) for c in candidates]
-        references = [[meteor_line(r) for r in refs] for refs in references]
-        check_lengths(candidates, references)
+        candidates, references = meteor_inputs(candidates, references)
 
         def talk(process: subprocess.Popen, fresh: bool):
             stats: list[str] = []

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from itertools import chain
-from typing import Iterable
+from itertools import chain, count, repeat
+from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
 import numpy as np
 
-from ..text.call_cache import call_table, collection_paused
+from ..text.call_cache import call_table, collection_paused, kept
 from ..text.idf import DocumentFrequencies
 
 
 class NgramTable:
     """The k-grams of every sentence of an :class:`NgramIndex`, for one order k: the grams of sentence ``r`` are
-    ``grams[starts[r]:starts[r + 1]]`` (ids ``0 .. size - 1``, ascending) and ``counts`` says how often each occurs
-    in it. Gram ``g`` is the (k-1)-gram ``prefix[g]`` followed by the word ``last[g]``."""
+    ``grams[starts[r]:starts[r + 1]]`` (ids ``0 .. size - 1``, distinct; ascending in an index built from sentences)
+    and ``counts`` says how often each occurs in it. Gram ``g`` is the (k-1)-gram ``prefix[g]`` followed by the word
+    ``last[g]``."""
 
     def __init__(self, starts, grams, counts, prefix, last):
         self.starts, self.grams, self.counts, self.prefix, self.last = starts, grams, counts, prefix, last
@@ -40,7 +41,7 @@ class NgramTable:
 
     def entries(self, rows):
         """For the sentences ``rows`` (an int array, repeats allowed), the entries of each in turn: which of
-        ``rows`` each belongs to, and its position in ``grams`` and ``counts``. Within one row the grams ascend.
+        ``rows`` each belongs to, and its position in ``grams`` and ``counts``.
 
         >>> table = NgramIndex(["a b", "b c"], 1).orders[0]
         >>> [part.tolist() for part in table.entries(np.array([1, 1, 0]))]
@@ -55,7 +56,7 @@ class NgramTable:
 
 class NgramIndex:
     """The distinct sentences of a call, their words and their 1..n-grams as integer ids: each n-gram occurrence
-    is hashed once, in numpy, into the arrays that BLEU and CIDEr-D read (:func:`ngram_index`). Words are split on
+    is hashed once, in numpy, into the arrays that BLEU and CIDEr-D read (:func:`corpus_index`). Words are split on
     whitespace; ``rows`` numbers the distinct sentences in their first order.
 
     >>> index = NgramIndex(["a dog a dog", "a cat", "a dog a dog"], 2)
@@ -66,42 +67,45 @@ class NgramIndex:
     ([('a', 'dog'), ('a', 'cat'), ('dog', 'a')], [0, 2, 1], [2, 1, 1], [0, 2, 3])
     """
 
+    #: The row of each sentence of the input, for an index built by :func:`ngram_block`.
+    input_rows: np.ndarray
+    #: Whether every sentence but the empty ones is its words joined by single spaces (so that splitting it on
+    #: spaces, as ROUGE-L does, gives its words).
+    spaced: bool
+
     def __init__(self, sentences: Iterable[str], n: int):
         self.rows: dict[str, int] = {}
         for sentence in sentences:
             self.rows.setdefault(sentence, len(self.rows))
-        tokens = [sentence.split() for sentence in self.rows]
-        self.lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-        word_ids: dict[str, int] = {}
-        ids = np.fromiter((word_ids.setdefault(word, len(word_ids)) for words in tokens for word in words),
-                          dtype=np.int64, count=int(self.lengths.sum()))
-        del tokens
-        self.words = list(word_ids)
+        self.words, ids, self.lengths, self.spaced = number_words(list(self.rows))
+        self.tokens = ids  # the word ids of the sentences in turn
         vocabulary = max(1, len(self.words))
+        word_bits = (vocabulary - 1).bit_length()
         row_of_token = np.repeat(np.arange(len(self.lengths)), self.lengths)
         # Tokens from each one to the end of its sentence: a k-gram starts where at least k are left.
         left = np.cumsum(self.lengths)[row_of_token] - np.arange(len(ids))
-        self.orders: list[NgramTable] = []
-        gram_at = ids  # the (k-1)-gram starting at each token that starts one
-        for k in range(1, n + 1):
-            starts_at = np.flatnonzero(left >= k)
-            if k == 1:
-                gram_ids, prefix, last = ids, np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
-            else:
-                # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
-                pairs, gram_ids = np.unique(gram_at[starts_at] * vocabulary + ids[starts_at + k - 1], return_inverse=True)
-                prefix, last = pairs // vocabulary, pairs % vocabulary
-                gram_at = np.zeros(len(ids), dtype=np.int64)
-                gram_at[starts_at] = gram_ids
-            self.orders.append(self.table(row_of_token[starts_at], gram_ids, prefix, last))
+        self.orders: list[NgramTable] = [self.table(row_of_token, ids, np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary))]
+        starts_at = np.flatnonzero(left >= 2)
+        gram_at = ids[starts_at]  # the (k-1)-gram starting at each of starts_at
+        for k in range(2, n + 1):
+            # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
+            pairs, gram_ids = distinct_ids((gram_at << word_bits) | ids[starts_at + k - 1])
+            self.orders.append(self.table(row_of_token[starts_at], gram_ids, pairs >> word_bits,
+                                          pairs & ((1 << word_bits) - 1)))
+            longer = left[starts_at] > k
+            starts_at, gram_at = starts_at[longer], gram_ids[longer]
 
     def table(self, row_of_gram, gram_ids, prefix, last) -> NgramTable:
         """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``."""
-        size = max(1, len(last))
-        keys, counts = np.unique(row_of_gram * size + gram_ids, return_counts=True)
-        rows, grams = np.divmod(keys, size)
-        starts = np.searchsorted(rows, np.arange(len(self.lengths) + 1))
-        return NgramTable(starts, grams, counts, prefix, last)
+        gram_bits = max(1, len(last) - 1).bit_length()
+        keys = np.sort((row_of_gram << gram_bits) | gram_ids)
+        first = run_starts(keys)
+        counts = np.empty(len(first), dtype=np.int64)
+        np.subtract(first[1:], first[:-1], out=counts[:-1])
+        counts[-1:] = len(keys) - first[-1:]
+        keys = keys[first]
+        return NgramTable(row_starts(keys >> gram_bits, len(self.lengths)), keys & ((1 << gram_bits) - 1), counts,
+                          prefix, last)
 
     def row_ids(self, sentences: Iterable[str]):
         """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
@@ -117,27 +121,187 @@ class NgramIndex:
             orders.append([shorter[p] + (words[w],) for p, w in zip(table.prefix.tolist(), table.last.tolist())])
         return orders
 
+    def renumbered(self, into: NgramIndex) -> NgramIndex:
+        """This index with its words and grams numbered as in ``into`` (an index of the same n built from
+        sentences), those ``into`` lacks numbered after its own; its words and its tables' ``prefix`` and ``last``
+        are then ``into``'s followed by the new ones. Within a row the grams no longer ascend.
 
-def ngram_index(sentences: list[str], n: int) -> NgramIndex:
-    """The :class:`NgramIndex` of ``sentences``, built once per call for the same sentences: BLEU and CIDEr-D of
-    one call share it (:func:`capeval.text.call_cache.shared_text_work`)."""
-    indexes = call_table(("ngram-index", n))
-    key = tuple(sentences)
-    if key not in indexes:
+        >>> references, candidates = NgramIndex(["a dog", "a cat"], 2), NgramIndex(["the dog", "a dog"], 2)
+        >>> both = candidates.renumbered(references)
+        >>> both.words, both.gram_tuples()[1], [table.grams.tolist() for table in both.orders]
+        (['a', 'dog', 'cat', 'the'], [('a', 'dog'), ('a', 'cat'), ('the', 'dog')], [[3, 1, 1, 0], [2, 0]])
+        """
+        index = object.__new__(type(self))
+        index.rows, index.lengths, index.spaced = self.rows, self.lengths, self.spaced
+        number = dict(zip(into.words, range(len(into.words))))
+        index.words = into.words + [word for word in self.words if word not in number]
+        number.update(zip(index.words[len(into.words):], range(len(into.words), len(index.words))))
+        word_map = np.fromiter(map(number.__getitem__, self.words), dtype=np.int64, count=len(self.words))
+        index.tokens = word_map[self.tokens]
+        vocabulary = max(1, len(index.words))
+        gram_map = word_map  # this index's ids of an order -> the new ids
+        index.orders = []
+        for k, (mine, theirs) in enumerate(zip(self.orders, into.orders)):
+            if k == 0:
+                prefix, last = np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
+            else:
+                # This index's grams as (prefix, last word) pairs of new ids, found among ``into``'s ascending pairs.
+                my_prefix, my_last = gram_map[mine.prefix], word_map[mine.last]
+                found, at = matches(my_prefix * vocabulary + my_last, theirs.prefix * vocabulary + theirs.last)
+                gram_map = np.empty(mine.size, dtype=np.int64)
+                gram_map[found] = at
+                gram_map[~found] = theirs.size + np.arange(len(found) - len(at))
+                prefix = np.concatenate([theirs.prefix, my_prefix[~found]])
+                last = np.concatenate([theirs.last, my_last[~found]])
+            index.orders.append(NgramTable(mine.starts, gram_map[mine.grams], mine.counts, prefix, last))
+        return index
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of the index and of the sentences it was built from (what a cache of indexes counts)."""
+        arrays = [self.lengths, self.tokens, *(array for table in self.orders
+                                  for array in (table.starts, table.grams, table.counts, table.prefix, table.last))]
+        text = sum(map(len, self.rows)) + sum(map(len, self.words))
+        return sum(array.nbytes for array in arrays) + text + 150 * (len(self.rows) + len(self.words))
+
+
+SENTENCE_BREAK = "\x00"
+
+
+def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, bool]:
+    """The words of ``sentences`` (split on whitespace) in the order they first occur, the id of each word of the
+    sentences in turn, each sentence's length, and whether every sentence but the empty ones is its words joined by
+    single spaces. The sentences are split as one text, with a word that none holds between them (or one by one
+    where one does).
+
+    >>> words, ids, lengths, spaced = number_words(["a dog", "", "the dog"])
+    >>> words, ids.tolist(), lengths.tolist(), spaced, number_words(["a  dog"])[3], number_words(["a\\tdog"])[3]
+    (['a', 'dog', 'the'], [0, 1, 2, 1], [2, 0, 2], True, False, False)
+    """
+    text = f" {SENTENCE_BREAK} ".join(sentences)
+    if text.count(SENTENCE_BREAK) == len(sentences) - 1:
+        flat = text.split()
+        numbered = dict.fromkeys(flat)
+        numbered.pop(SENTENCE_BREAK, None)
+        number = dict(zip(numbered, range(len(numbered))))
+        number[SENTENCE_BREAK] = -1
+        ids = np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+        words, lengths = list(numbered), np.diff(np.flatnonzero(ids < 0), prepend=-1, append=len(ids)) - 1
+        ids = ids[ids >= 0]
+    else:
+        tokens = [sentence.split() for sentence in sentences]
+        flat = list(chain.from_iterable(tokens))
+        number = dict(zip(dict.fromkeys(flat), count()))
+        words, ids = list(number), np.fromiter(map(number.__getitem__, flat), dtype=np.int64, count=len(flat))
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    # Only spaces separate words (any other whitespace is unprintable) and each non-empty sentence has one fewer
+    # spaces than words (an empty one none): then no space is doubled or at an end.
+    spaces = sum(map(str.count, sentences, repeat(" ")))
+    spaced = (spaces == len(ids) - int(np.count_nonzero(lengths))
+              and all(map(str.isprintable, sentences)))
+    return words, ids, lengths, spaced
+
+
+def distinct_ids(keys):
+    """The distinct values of an array of non-negative ints, ascending, and the position of each key among them
+    (``np.unique(keys, return_inverse=True)``): one sort of the keys with their positions packed in their low bits,
+    faster than numpy's argsort; numpy's ``unique`` where the packed values would not fit in 63 bits.
+
+    >>> [part.tolist() for part in distinct_ids(np.array([7, 3, 7, 5]))]
+    [[3, 5, 7], [2, 0, 2, 1]]
+    """
+    shift = max(1, len(keys) - 1).bit_length()
+    if not len(keys) or int(keys.max()).bit_length() + shift > 63:
+        return np.unique(keys, return_inverse=True)
+    packed = np.sort((keys << shift) | np.arange(len(keys)))
+    sorted_keys = packed >> shift
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    ids = np.empty(len(keys), dtype=np.int64)
+    ids[packed & ((1 << shift) - 1)] = np.cumsum(new) - 1
+    return sorted_keys[new], ids
+
+
+def row_starts(rows, count: int):
+    """Where each of ``count`` rows starts in an ascending array of row numbers, and where the last ends.
+
+    >>> row_starts(np.array([0, 0, 2]), 4).tolist()
+    [0, 2, 2, 3, 3]
+    """
+    starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=count), out=starts[1:])
+    return starts
+
+
+#: The least order an index is built for: BLEU, CIDEr-D and ROUGE-L (words alone) of one call share one index.
+SHARED_ORDER = 4
+
+
+def ngram_block(sentences: tuple[str, ...], order: int) -> NgramIndex:
+    """The :class:`NgramIndex` of ``sentences`` for n-grams up to ``order``, kept across calls by the exact sentences
+    and the order (:func:`capeval.text.call_cache.kept`); its ``input_rows`` are the rows of ``sentences`` in turn."""
+    def build() -> NgramIndex:
         with collection_paused():  # the sentences' word lists would trigger collections that find nothing: 15%
-            indexes[key] = NgramIndex(key, n)
+            index = NgramIndex(sentences, order)
+        index.input_rows = index.row_ids(sentences)
+        return index
+
+    return kept(("ngram-index", order, sentences), build)
+
+
+class CorpusIndex(NamedTuple):
+    """The n-grams of a call's candidates and references in one numbering: the references' :class:`NgramIndex`, the
+    candidates' renumbered into it (:meth:`NgramIndex.renumbered`; its words and gram tuples are those of both), and
+    the row of each candidate and of each reference."""
+
+    references: NgramIndex
+    candidates: NgramIndex
+    candidate_rows: np.ndarray
+    reference_rows: np.ndarray
+
+
+class Corpus(NamedTuple):
+    """A call's candidates and references as the n-gram metrics read them: their :class:`CorpusIndex`, the item of
+    each reference, and what identifies the references and their grouping into items (what is computed from the
+    references alone is kept by it: :meth:`kept`)."""
+
+    indexed: CorpusIndex
+    items: np.ndarray
+    key: tuple
+
+    def kept(self, name: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, a function of the references and their grouping alone, kept across calls with them."""
+        return kept((name, *self.key), compute)
+
+
+def ngram_index(candidates: tuple[str, ...], references: tuple[str, ...], order: int) -> CorpusIndex:
+    """The :class:`CorpusIndex` of candidates and references for n-grams up to ``order``, built once per call for
+    the same sentences and order (BLEU, CIDEr-D and ROUGE-L of one call share it:
+    :func:`capeval.text.call_cache.shared_text_work`) and kept across calls, as the references' and the candidates'
+    indexes are on their own: a call with new candidates and the same references counts only the candidates'
+    n-grams."""
+    indexes = call_table(("ngram-index", order))
+    key = (candidates, references)
+    if key not in indexes:
+        def build() -> CorpusIndex:
+            reference_index, candidate_index = ngram_block(references, order), ngram_block(candidates, order)
+            return CorpusIndex(reference_index, candidate_index.renumbered(reference_index),
+                               candidate_index.input_rows, reference_index.input_rows)
+
+        indexes[key] = kept(("ngram-index", order, candidates, references), build)
     return indexes[key]
 
 
-def corpus_index(candidates: list[str], references: list[list[str]], n: int) -> tuple[NgramIndex, "np.ndarray", "np.ndarray", "np.ndarray"]:
-    """The :func:`ngram_index` of candidates and references, the candidates' rows, and per reference its row and
-    its item (``references`` each non-empty)."""
+def corpus_index(candidates: list[str], references: list[list[str]], n: int) -> Corpus:
+    """The :class:`Corpus` of candidates and references: its index (:func:`ngram_index`) holds their 1..n-grams (of
+    order ``n`` or :data:`SHARED_ORDER`, whichever is larger: read ``orders[:n]``); ``references`` each non-empty."""
     if not all(references):
         raise ValueError("every candidate needs at least one reference")
-    index = ngram_index([*candidates, *chain.from_iterable(references)], n)
-    reference_rows = index.row_ids(chain.from_iterable(references))
-    items = np.repeat(np.arange(len(references)), [len(refs) for refs in references])
-    return index, index.row_ids(candidates), reference_rows, items
+    flat, grouping = tuple(chain.from_iterable(references)), tuple(map(len, references))
+    order = max(n, SHARED_ORDER)
+    return Corpus(ngram_index(tuple(candidates), flat, order), np.repeat(np.arange(len(references)), grouping),
+                  (order, flat, grouping))
 
 
 # --------------------------------------------------------------------------- BLEU
@@ -154,8 +318,7 @@ def bleu(candidates: list[str], references: list[list[str]], n: int = 4) -> tupl
     [1.0, 0.7746, 0.6694, 0.5623]
     """
     statistics = bleu_statistics(candidates, references, n)
-    per_caption = [list(column) for column in zip(*(bleu_from_statistics(row, n) for row in statistics))] or [[] for _ in range(n)]
-    return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), per_caption
+    return bleu_from_statistics([sum(column) for column in zip(*statistics)] or [0] * (2 + 2 * n), n), bleu_columns(statistics, n)
 
 
 def bleu_statistics(candidates: list[str], references: list[list[str]], n: int = 4) -> list[list[int]]:
@@ -167,30 +330,52 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     """
     if not candidates:
         return []
-    index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
-    test_lengths = index.lengths[candidate_rows]
-    reference_lengths = index.lengths[reference_rows]
+    corpus = corpus_index(candidates, references, n)
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
+    test_lengths = candidates_index.lengths[candidate_rows]
+    reference_lengths = references_index.lengths[reference_rows]
     # The closest reference length, the shorter one on a tie: the least (distance, length), packed in one int.
     base = int(reference_lengths.max()) + 1
     packed = np.abs(reference_lengths - test_lengths[items]) * base + reference_lengths
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
-    columns += [clipped_matches(table, candidate_rows, reference_rows, items) for table in index.orders]
+    for candidate_table, reference_table in zip(candidates_index.orders[:n], references_index.orders[:n]):
+        maxima = corpus.kept(("bleu-maxima", len(columns)),
+                             lambda: reference_maxima(reference_table, reference_rows, items))
+        columns.append(clipped_matches(candidate_table, candidate_rows, maxima))
     return np.stack(columns, axis=1).tolist()
 
 
-def clipped_matches(table: NgramTable, candidate_rows, reference_rows, items):
-    """Per candidate, its k-grams that its references hold, each counted at most as often as the reference that
-    holds it most often (BLEU's clipped counts)."""
+class ReferenceMaxima(NamedTuple):
+    """For each (item, gram) that a reference of the item holds, ``item * size + gram`` (ascending, ``size``: the
+    reference table's) and the largest count of the gram in one of the item's references."""
+
+    keys: np.ndarray
+    most: np.ndarray
+    size: int
+
+
+def reference_maxima(table: NgramTable, reference_rows, items) -> ReferenceMaxima:
+    """The :class:`ReferenceMaxima` of the references ``reference_rows`` of ``table``, reference ``r`` of item
+    ``items[r]``."""
     owner, positions = table.entries(reference_rows)
     keys = items[owner] * table.size + table.grams[positions]  # (item, gram), once per reference holding it
     order = np.argsort(keys)
     keys = keys[order]
     first = run_starts(keys)
-    most = np.maximum.reduceat(table.counts[positions][order], first)  # the largest count of each (item, gram)
-    owner, positions = table.entries(candidate_rows)
-    held, at = matches(owner * table.size + table.grams[positions], keys[first])
-    clipped = np.minimum(table.counts[positions][held], most[at])
+    return ReferenceMaxima(keys[first], np.maximum.reduceat(table.counts[positions][order], first), table.size)
+
+
+def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima):
+    """Per candidate (candidate ``i`` of item ``i``), its k-grams that its references hold, each counted at most as
+    often as the reference that holds it most often (BLEU's clipped counts; ``maxima`` of a table that numbers grams
+    as ``candidate_table`` does)."""
+    owner, positions = candidate_table.entries(candidate_rows)
+    grams = candidate_table.grams[positions]
+    known = grams < maxima.size  # a gram numbered after the references' is in none of them
+    owner, positions = owner[known], positions[known]
+    held, at = matches(owner * maxima.size + grams[known], maxima.keys)
+    clipped = np.minimum(candidate_table.counts[positions][held], maxima.most[at])
     return np.bincount(owner[held], clipped, minlength=len(candidate_rows)).astype(np.int64)
 
 
@@ -221,6 +406,28 @@ def bleu_from_counts(correct: list[int], guess: list[int], test_len: int, ref_le
     if ratio < 1:
         scores = [s * math.exp(1 - 1 / ratio) for s in scores]
     return scores
+
+
+def bleu_columns(statistics, n: int = 4) -> list[list[float]]:
+    """BLEU-1..n of every caption from its :func:`bleu_statistics` row (``columns[k][i]``: BLEU-(k+1) of caption i),
+    equal to :func:`bleu_from_statistics` of each row: the same operations in the same order, numpy's (exact) on all
+    rows at once, Python's ``pow`` and ``math.exp`` where numpy's may round otherwise.
+
+    >>> rows = bleu_statistics(["a dog runs", "a cat"], [["a dog runs fast"], ["a cat sat"]], n=2)
+    >>> bleu_columns(rows, 2) == [list(column) for column in zip(*(bleu_from_statistics(row, 2) for row in rows))]
+    True
+    """
+    rows = np.asarray(statistics, dtype=np.int64).reshape(-1, 2 + 2 * n)
+    ratio = (rows[:, 0] + TINY) / (rows[:, 1] + SMALL)
+    short = np.flatnonzero(ratio < 1)
+    brevity = np.array(list(map(math.exp, (1 - 1 / ratio[short]).tolist())))
+    product, columns = np.ones(len(rows)), []
+    for k in range(n):
+        product = product * ((rows[:, 2 + n + k] + TINY) / (rows[:, 2 + k] + SMALL))
+        scores = np.array(list(map(pow, product.tolist(), repeat(1.0 / (k + 1)))), dtype=np.float64)
+        scores[short] *= brevity
+        columns.append(scores.tolist())
+    return columns
 
 
 def bleu_unsmoothed(statistics, order: int) -> float:
@@ -275,27 +482,98 @@ def lcs_length_with(masks: dict[str, int], length: int, other: list[str]) -> int
 
 
 def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.2) -> list[float]:
-    """Per-caption ROUGE-L F (the toolkit's corpus score is their mean).
+    """Per-caption ROUGE-L F (the toolkit's corpus score is their mean): the LCS of every (candidate, reference)
+    pair at once (:func:`lcs_lengths`), and one by one for the items that split on spaces otherwise than into their
+    words (an empty sentence, doubled spaces) or have a candidate over 64 words.
 
     >>> [round(s, 4) for s in rouge_l(["a dog runs on the grass"], [["a dog runs on grass", "the dog is running"]])]
     [0.9242]
     """
-    scores = []
-    for candidate, refs in zip(candidates, references):
-        cand = candidate.split(" ")
-        # The LCS is symmetric: the candidate's masks serve all its references.
-        masks, length = match_masks(cand), len(cand)
-        best_precision = best_recall = 0.0
-        for ref in refs:
-            ref_tokens = ref.split(" ")
-            lcs = lcs_length_with(masks, length, ref_tokens)
-            best_precision = max(best_precision, lcs / length)
-            best_recall = max(best_recall, lcs / len(ref_tokens))
-        if best_precision and best_recall:
-            scores.append((1 + beta ** 2) * best_precision * best_recall / (best_recall + beta ** 2 * best_precision))
-        else:
-            scores.append(0.0)
-    return scores
+    if not candidates:
+        return []
+    corpus = corpus_index(candidates, references, 1)
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
+    candidate_lengths = candidates_index.lengths[candidate_rows]
+    reference_lengths = references_index.lengths[reference_rows]
+    alone = (candidate_lengths == 0) | (candidate_lengths > 64)
+    alone |= np.bincount(items, reference_lengths == 0, minlength=len(references)) > 0
+    if not (candidates_index.spaced and references_index.spaced):
+        alone[:] = True
+    pairs = ~alone[items]
+    lcs = lcs_lengths(candidates_index, references_index, candidate_rows[items[pairs]], reference_rows[pairs])
+    first = np.searchsorted(items[pairs], np.flatnonzero(~alone))
+    scores = np.zeros(len(candidates))
+    if len(lcs):
+        precision = np.maximum.reduceat(lcs / candidate_lengths[items[pairs]], first)
+        recall = np.maximum.reduceat(lcs / reference_lengths[pairs], first)
+        with np.errstate(invalid="ignore"):
+            f = (1 + beta ** 2) * precision * recall / (recall + beta ** 2 * precision)
+        scores[~alone] = np.where((precision > 0) & (recall > 0), f, 0.0)
+    for item in np.flatnonzero(alone).tolist():
+        scores[item] = rouge_l_alone(candidates[item], references[item], beta)
+    return scores.tolist()
+
+
+def rouge_l_alone(candidate: str, references: list[str], beta: float) -> float:
+    """ROUGE-L F of one candidate, its tokens and its references' split on single spaces."""
+    cand = candidate.split(" ")
+    # The LCS is symmetric: the candidate's masks serve all its references.
+    masks, length = match_masks(cand), len(cand)
+    best_precision = best_recall = 0.0
+    for ref in references:
+        ref_tokens = ref.split(" ")
+        lcs = lcs_length_with(masks, length, ref_tokens)
+        best_precision = max(best_precision, lcs / length)
+        best_recall = max(best_recall, lcs / len(ref_tokens))
+    if best_precision and best_recall:
+        return (1 + beta ** 2) * best_precision * best_recall / (best_recall + beta ** 2 * best_precision)
+    return 0.0
+
+
+def lcs_lengths(hypotheses: NgramIndex, references: NgramIndex, hypothesis_rows, reference_rows):
+    """The LCS length of each pair of sentences ``(hypothesis_rows[p], reference_rows[p])`` (of two indexes that
+    number words alike; hypotheses of 1 to 64 words), as :func:`lcs_length_with` computes it, for all pairs at once in
+    64-bit masks: one step per word position of the references, longest references first so that each step works on
+    the pairs that still have a word.
+
+    >>> references, hypotheses = NgramIndex(["a c e f", "b b"], 1), NgramIndex(["a b c d e"], 1)
+    >>> lcs_lengths(hypotheses.renumbered(references), references, np.array([0, 0]), np.array([0, 1])).tolist()
+    [3, 1]
+    """
+    if not len(hypothesis_rows):
+        return np.zeros(0, dtype=np.int64)
+    vocabulary = max(1, len(hypotheses.words))
+    hypothesis_starts, reference_starts = (np.cumsum(index.lengths) - index.lengths for index in (hypotheses, references))
+    # The bits of the positions of each word in each hypothesis, by (row, word) ascending.
+    rows = np.unique(hypothesis_rows)
+    lengths = hypotheses.lengths[rows]
+    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    keys = np.repeat(rows, lengths) * vocabulary + hypotheses.tokens[np.repeat(hypothesis_starts[rows], lengths) + position]
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    first = run_starts(keys)
+    masks = np.bitwise_or.reduceat(np.left_shift(np.uint64(1), position[order].astype(np.uint64)), first)
+    # Each reference word's mask in its pair's hypothesis (0 where it holds no such word), pair by pair.
+    reference_lengths = references.lengths[reference_rows]
+    pair_of_word = np.repeat(np.arange(len(reference_rows)), reference_lengths)
+    word_starts = np.cumsum(reference_lengths) - reference_lengths
+    word = references.tokens[np.repeat(reference_starts[reference_rows] - word_starts, reference_lengths)
+                             + np.arange(len(pair_of_word))]
+    found, at = matches(hypothesis_rows[pair_of_word] * vocabulary + word, keys[first])
+    word_masks = np.zeros(len(pair_of_word), dtype=np.uint64)
+    word_masks[found] = masks[at]
+    longest_first = np.argsort(-reference_lengths, kind="stable")
+    hypothesis_lengths = hypotheses.lengths[hypothesis_rows][longest_first]
+    full = np.uint64(2 ** 64 - 1) >> (64 - hypothesis_lengths).astype(np.uint64)
+    v = full.copy()
+    starts, still = word_starts[longest_first], np.bincount(reference_lengths, minlength=1)[::-1].cumsum()[::-1]
+    for step in range(int(reference_lengths.max())):
+        active = int(still[step + 1]) if step + 1 < len(still) else 0  # pairs with a word at this step
+        u = v[:active] & word_masks[starts[:active] + step]
+        v[:active] = ((v[:active] + u) | (v[:active] - u)) & full[:active]
+    lcs = np.empty(len(reference_rows), dtype=np.int64)
+    lcs[longest_first] = hypothesis_lengths - np.bitwise_count(v)
+    return lcs
 
 
 # --------------------------------------------------------------------------- CIDEr-D
@@ -308,11 +586,14 @@ def cider_document_frequencies(references: list[list[str]], n: int = 4) -> Docum
     >>> df.counts[("a",)], df.counts[("dog",)], df.documents
     (2, 1, 2)
     """
-    index, _, reference_rows, items = corpus_index([], references, n)
+    if not all(references):
+        raise ValueError("every candidate needs at least one reference")
+    index = ngram_block(tuple(chain.from_iterable(references)), max(n, SHARED_ORDER))
+    items = np.repeat(np.arange(len(references)), [len(refs) for refs in references])
     counts: Counter = Counter()
-    for table, grams in zip(index.orders, index.gram_tuples()):
+    for table, grams in zip(index.orders[:n], index.gram_tuples()):
         # Every gram of the index is in some reference (df >= 1), and the orders' tuples differ: a plain dict update.
-        dict.update(counts, zip(grams, item_frequencies(table, reference_rows, items).tolist()))
+        dict.update(counts, zip(grams, item_frequencies(table, index.input_rows, items).tolist()))
     return DocumentFrequencies(counts, len(references))
 
 
@@ -339,7 +620,10 @@ def run_starts(sorted_keys):
     >>> run_starts(np.array([1, 1, 2, 5, 5])).tolist(), run_starts(np.array([], dtype=int)).tolist()
     ([0, 2, 3], [])
     """
-    return np.flatnonzero(np.diff(sorted_keys, prepend=sorted_keys[:1] - 1))
+    starts = np.empty(len(sorted_keys), dtype=bool)
+    starts[:1] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=starts[1:])
+    return np.flatnonzero(starts)
 
 
 def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigma: float = 6.0,
@@ -355,47 +639,94 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     """
     if not candidates:
         return []
-    index, candidate_rows, reference_rows, items = corpus_index(candidates, references, n)
+    corpus = corpus_index(candidates, references, n)
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
     documents = len(references) if frequencies is None else frequencies.documents
     log_n = math.log(float(documents))
     # The toolkit's "length" counts the bigrams (its index 1), a quirk kept for parity: one fewer than the words.
-    bigrams = np.maximum(0, index.lengths - 1) if n > 1 else np.zeros_like(index.lengths)
-    delta = (bigrams[candidate_rows][items] - bigrams[reference_rows]).astype(float)
+    delta = np.zeros(len(items))
+    if n > 1:
+        delta = (np.maximum(0, candidates_index.lengths[candidate_rows][items] - 1)
+                 - np.maximum(0, references_index.lengths[reference_rows] - 1)).astype(float)
     penalty = np.exp(-(delta ** 2) / (2 * sigma ** 2))
     total = np.zeros(len(items))
-    grams = None if frequencies is None else index.gram_tuples()
-    for k, table in enumerate(index.orders):
-        if frequencies is not None and grams is not None:
+    grams = None if frequencies is None else candidates_index.gram_tuples()
+    for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
+        if grams is not None and frequencies is not None:
             df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=np.float64)
+            weighted = weighted_references(reference_table, reference_rows, items, idf_of(df, log_n))
         else:
-            df = item_frequencies(table, reference_rows, items).astype(float)
-        # log N - log max(1, df): a gram no reference holds gets log N.
-        weights = table.counts * (log_n - np.log(np.maximum(1.0, df)))[table.grams]
-        total += clipped_cosines(table, weights, candidate_rows[items], reference_rows) * penalty
+            weighted = corpus.kept(("cider-references", k), lambda: weighted_references(
+                reference_table, reference_rows, items, idf_of(item_frequencies(reference_table, reference_rows, items), log_n)))
+            # A gram numbered after the references' is in none of them: df 0.
+            df = np.zeros(candidate_table.size)
+        idf = np.concatenate([weighted.idf, idf_of(df[len(weighted.idf):], log_n)])
+        total += clipped_cosines(candidate_table, candidate_table.counts * idf[candidate_table.grams], candidate_rows,
+                                 weighted) * penalty
     per_item = np.bincount(items, total, minlength=len(references)) / n / np.bincount(items, minlength=len(references)) * 10.0
     # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
     return np.minimum(10.0, per_item).tolist()
 
 
-def clipped_cosines(table: NgramTable, weights, hypothesis_rows, reference_rows):
-    """CIDEr-D's term of one order for each pair ``(hypothesis_rows[p], reference_rows[p])``: the sum over the
-    grams both hold of ``min(w_h, w_r) * w_r`` (``weights``: the tf-idf of each entry of ``table``), over the two
-    vectors' norms where neither is 0.
+def idf_of(df, log_n: float):
+    """log N - log max(1, df): a gram no reference holds gets log N."""
+    return log_n - np.log(np.maximum(1.0, df))
+
+
+class WeightedReferences(NamedTuple):
+    """The references of a call for one order of CIDEr-D (:func:`weighted_references`): ``idf`` of each gram of
+    their table, the item of each reference and the norm of its vector of tf-idf weights (``norms``), and all their
+    entries ordered by ``item * len(idf) + gram``, each with its reference (``pairs``) and its weight: the entries of
+    the distinct ``keys[i]`` are ``starts[i]:starts[i + 1]``."""
+
+    idf: np.ndarray
+    items: np.ndarray
+    norms: np.ndarray
+    keys: np.ndarray
+    starts: np.ndarray
+    pairs: np.ndarray
+    weights: np.ndarray
+
+
+def weighted_references(table: NgramTable, reference_rows, items, idf) -> WeightedReferences:
+    """The :class:`WeightedReferences` of the references ``reference_rows`` of ``table`` (reference ``r`` of item
+    ``items[r]``) under ``idf`` (one per gram of the table)."""
+    pairs, positions = table.entries(reference_rows)
+    grams = table.grams[positions]
+    weights = table.counts[positions] * idf[grams]
+    norms = np.sqrt(np.bincount(pairs, weights * weights, minlength=len(reference_rows)))
+    keys = items[pairs] * len(idf) + grams
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = run_starts(keys)
+    return WeightedReferences(idf, items, norms, keys[starts], np.append(starts, len(keys)), pairs[order], weights[order])
+
+
+def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences):
+    """CIDEr-D's term of one order for each reference (of item ``items[r]``) and the candidate of its item
+    (candidate ``i`` of item ``i``, row ``candidate_rows[i]`` of ``candidate_table``, which numbers grams as the
+    references' table): the sum over the grams both hold of ``min(w_c, w_r) * w_r`` (``candidate_weights``: the
+    tf-idf of each entry of ``candidate_table``), over the two vectors' norms where neither is 0.
 
     >>> table = NgramIndex(["a b", "a a c"], 1).orders[0]
-    >>> weights = np.array([1.0, 2.0, 4.0, 3.0])  # "a b": a=1, b=2; "a a c": a=4, c=3
-    >>> clipped_cosines(table, weights, np.array([0, 1]), np.array([1, 1])).tolist()  # min(1, 4) * 4 / (√5 · 5)
-    [0.35777087639996635, 1.0]
+    >>> idf = np.array([1.0, 2.0, 3.0])  # a, b, c: "a b" weighs a=1, b=2 and "a a c" a=2, c=3
+    >>> references = weighted_references(table, np.array([1, 1]), np.array([0, 1]), idf)  # items 0 and 1: "a a c"
+    >>> clipped_cosines(table, table.counts * idf[table.grams], np.array([0, 1]), references).round(15).tolist()  # min(1, 2) * 2 / (√5 · √13)
+    [0.248069469178417, 1.0]
     """
-    row_of_entry = np.repeat(np.arange(len(table.starts) - 1), np.diff(table.starts))
-    norms = np.sqrt(np.bincount(row_of_entry, weights * weights, minlength=len(table.starts) - 1))
-    owner, positions = table.entries(reference_rows)
-    reference_keys = owner * table.size + table.grams[positions]
-    reference_weights = weights[positions]
-    owner, positions = table.entries(hypothesis_rows)
-    found, at = matches(owner * table.size + table.grams[positions], reference_keys)
-    shared = reference_weights[at]
-    products = np.bincount(owner[found], np.minimum(weights[positions][found], shared) * shared,
-                           minlength=len(reference_rows)).astype(float)  # int when nothing matches
-    norm = norms[hypothesis_rows] * norms[reference_rows]
+    items, positions = candidate_table.entries(candidate_rows)
+    weights = candidate_weights[positions]
+    norms = np.sqrt(np.bincount(items, weights * weights, minlength=len(candidate_rows)))
+    grams = candidate_table.grams[positions]
+    known = grams < len(references.idf)  # a gram numbered after the references' is in none of them
+    keys = items[known] * len(references.idf) + grams[known]
+    # Each candidate entry meets the entries of the same (item, gram) in the item's references, one per reference.
+    found, at = matches(keys, references.keys)
+    first = references.starts[at]
+    met = references.starts[at + 1] - first
+    at = np.repeat(first - (np.cumsum(met) - met), met) + np.arange(int(met.sum()))
+    shared = references.weights[at]
+    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[known][found], met), shared) * shared,
+                           minlength=len(references.norms)).astype(float)  # int when nothing matches
+    norm = norms[references.items] * references.norms
     return np.divide(products, norm, out=products, where=norm != 0)

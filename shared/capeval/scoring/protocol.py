@@ -132,7 +132,8 @@ class CaptionScorer(abc.ABC):
     #: ``"sum"`` (BLEU: an engine may add shards up on the way) or ``"all"`` the vectors (METEOR's aggregate
     #: is no function of the sums). An engine that scores shards (Ray) reproduces the corpus values exactly.
     merge: ClassVar[str] = MERGE_MEAN
-    #: capeval's extras the metric needs beyond the core install (its Space's requirements).
+    #: capeval's extras the metric needs beyond the core install (its Space's requirements; a metric whose module
+    #: cannot import says to install them: :class:`capeval.registry.MissingExtraError`), e.g. ``("models",)``.
     extras: ClassVar[tuple[str, ...]] = ()
     #: Debian packages the metric needs (its Space's ``packages.txt``), e.g. a Java runtime.
     system_packages: ClassVar[tuple[str, ...]] = ()

@@ -307,7 +307,7 @@ class QaceScorer(CaptionScorer):
     metric, title = "qace", "QACE"
     name = primary = "qace"
     column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
-    extras = ("qace",)
+    extras = ("models", "qace")
 
     def __init__(self, variant: Annotated[str, Opt("answer the questions on the references (`ref`) or on the image with "
                                                    "Visual-T5 (`img`)", choices=VARIANTS)] = "ref", *,

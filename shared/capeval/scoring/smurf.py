@@ -327,6 +327,7 @@ class SmurfScorer(CaptionScorer):
     """
 
     metric, title = "smurf", "SMURF"
+    extras = ("models",)
     name = primary = hash_name = "smurf"
     column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
                     "style_reward", "grammar_penalty")

@@ -122,6 +122,7 @@ class UmicScorer(CaptionScorer):
     """
 
     metric, title = "umic", "UMIC"
+    extras = ("models",)
     name = primary = "umic"
     needs_references = False
     needs_images = True

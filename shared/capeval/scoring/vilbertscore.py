@@ -214,6 +214,7 @@ class VilbertScoreScorer(CaptionScorer):
     """
 
     metric, title = "vilbertscore", "ViLBERTScore"
+    extras = ("models",)
     name = "vilbertscore"
     primary = "f1"
     column_names = ("precision", "recall", "f1")

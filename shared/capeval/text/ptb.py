@@ -20,22 +20,29 @@ tokens), characters beyond the Basic Multilingual Plane such as emoji and variat
 tags, URLs, e-mail addresses, hashtags and handles, mixed numbers ("2 1/2"). Known differences remain on rarer text:
 words glued together without a space where the lexer's longest match decides ("isn'tdog"), a combining mark after a
 digit or inside a hyphenated or slashed word (the jar splits there), a soft hyphen inside "cannot"/"gonna" (the jar
-keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), and
-the direction of quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such
-text matters.
+keeps the word whole), a "www." address with a path, HTML tags with attributes, other symbols the jar drops (₹), a
+control character (U+0000-U+001F, U+007F-U+009F) right after a number before a fraction, after "'n" or after a
+single letter's period (the jar does not read it as a space there; it reads U+0080 as "$"), and the direction of
+quotes among the PTB tokens (the COCO output drops them); use ``tokenizer="ptb-java"`` where such text matters. A
+line break inside a caption (\\r, U+2028, ...) is a space, as pycocoevalcap makes a \\n one (the jar would
+otherwise start a new line there and shift every caption after it).
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import shutil
 import subprocess
+import string
 import tempfile
 import unicodedata
+from itertools import chain, compress, count, islice, repeat
 from pathlib import Path
+from typing import Sequence
 
-from .call_cache import call_table
+from .call_cache import StringTable, call_table, kept, kept_text_work
 
 # pycocoevalcap's list, verbatim in meaning: these tokens are removed after tokenization.
 COCO_PUNCTUATION = frozenset(["''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-",
@@ -138,6 +145,9 @@ SMILEY_TOKEN, ELLIPSIS_TOKEN = re.compile(SMILEY), re.compile(ELLIPSIS)
 # Most captions are ASCII words and spaces, perhaps with one final period: the lexer splits them on the spaces,
 # so they skip the token loop (only a final word with its period needs the lexer's rules).
 PLAIN_LINE = re.compile(r"[A-Za-z0-9 ]*(?:[A-Za-z0-9]\. *)?")
+# The rest of a line after a word with a period through which the lexer's look at what follows (NEXT_WORD,
+# SENTENCE_END, BEFORE_NUMBER) reaches the next line: nothing but spaces, or spaces and one more word.
+REACHES_NEXT_LINE = re.compile(r"\s*|\s+\S+")
 
 
 def word_with_period(word: str, following: str) -> tuple[str, bool]:
@@ -168,12 +178,18 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
     lexer looks across the line break: "Wii U." stays "u." at the end of the input but is "u" and "." before a line
     that starts with "A " or "The ", as most captions do.
     """
+    return line_tokens(sentence, following)[0]
+
+
+def line_tokens(sentence: str, following: str) -> tuple[list[str], bool]:
+    """:func:`ptb_tokens`, and whether they may change with ``following`` (:func:`reads_next_line`)."""
     if PLAIN_LINE.fullmatch(sentence):
         return plain_line_tokens(sentence, following)
     for entity, char in ENTITIES.items():
         sentence = sentence.replace(entity, char)
     sentence = SEPARATORS.sub(" ", sentence.translate(CORENLP_CHARACTERS))
     tokens: list[str] = []
+    reads_following = False
     position = 0
     while match := TOKEN.search(sentence, position):
         token, position = match.group().lower().replace(" ", "\u00a0"), match.end()
@@ -196,23 +212,39 @@ def ptb_tokens(sentence: str, following: str = "") -> list[str]:
         elif token in ANGLE_ENTITIES:
             tokens.append(ANGLE_ENTITIES[token])
         elif token.endswith(".") and len(token) > 1 and token[0].isalnum():
+            reads_following = reads_following or reads_next_line(match.group(), sentence[position:])
             token, gives_back_period = word_with_period(match.group(), sentence[position:] + following)
             tokens += SPLIT_WORDS.get(token, (token,))
             position -= gives_back_period
         else:
             tokens += SPLIT_WORDS.get(token, (token,))
-    return tokens
+    return tokens, reads_following
 
 
-def plain_line_tokens(line: str, following: str) -> list[str]:
-    """:func:`ptb_tokens` of a line of ASCII words and spaces, perhaps with a period right after the last word."""
+def reads_next_line(word: str, rest: str) -> bool:
+    """Whether the token :func:`word_with_period` makes of ``word`` may change with the lines after its own, ``rest``
+    being the rest of its line. Only two of its looks ahead decide a token that COCO keeps (the others add or leave a
+    "." token, which it drops): a single letter's look for a sentence start ("U." or "u") and a number abbreviation's
+    look for a number ("no." or "no"); they reach the next line only through spaces and at most one more word.
+
+    >>> reads_next_line("U.", " A"), reads_next_line("U.", " A dog"), reads_next_line("dog.", ""), reads_next_line("No.", " ")
+    (True, False, False, True)
+    """
+    lowered = word.lower()
+    decides_by_next_line = (len(word) == 2 and bool(ACRONYM.fullmatch(lowered))) or lowered[:-1] in NUMBER_ABBREVIATIONS
+    return decides_by_next_line and REACHES_NEXT_LINE.fullmatch(rest) is not None
+
+
+def plain_line_tokens(line: str, following: str) -> tuple[list[str], bool]:
+    """:func:`line_tokens` of a line of ASCII words and spaces, perhaps with a period right after the last word."""
     stripped = line.rstrip(" ")
     if not stripped.endswith("."):
-        return split_words(stripped.lower().split())
+        return split_words(stripped.lower().split()), False
     words = stripped[:-1].lower().split()
     # The last word with its period, in its own case (lowercasing ASCII keeps every position).
-    words[-1], gives_back_period = word_with_period(stripped[-1 - len(words[-1]):], line[len(stripped):] + following)
-    return split_words(words) + (["."] if gives_back_period else [])
+    word, rest = stripped[-1 - len(words[-1]):], line[len(stripped):]
+    words[-1], gives_back_period = word_with_period(word, rest + following)
+    return split_words(words) + (["."] if gives_back_period else []), reads_next_line(word, rest)
 
 
 def split_words(tokens: list[str]) -> list[str]:
@@ -249,7 +281,7 @@ def corenlp_jar() -> Path:
     return Path(list(pycocoevalcap.__path__)[0]) / "tokenizer" / "stanford-corenlp-3.4.1.jar"
 
 
-def java_tokenize(sentences: list[str]) -> list[str]:
+def java_tokenize(sentences: Sequence[str]) -> list[str]:
     """pycocoevalcap's exact output, from one run of the CoreNLP jar (needs ``java`` on PATH)."""
     if not sentences:
         return []
@@ -266,7 +298,8 @@ def java_tokenize(sentences: list[str]) -> list[str]:
 
 def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     """COCO-toolkit tokenization of many captions, as the jar tokenizes them one per line of one input (a caption
-    can depend on the next one: see :func:`ptb_tokens`); ``backend`` is ``"python"`` or ``"java"``.
+    can depend on the next one: see :func:`ptb_tokens`); ``backend`` is ``"python"`` or ``"java"``. An input
+    tokenized before is read from :func:`~capeval.text.call_cache.kept_text_work`.
 
     >>> ptb_tokenize(["A Nintendo Wii U.", "A TV."]), ptb_tokenize(["A Nintendo Wii U.", "Two TVs."])
     (['a nintendo wii u', 'a tv'], ['a nintendo wii u.', 'two tvs'])
@@ -276,16 +309,160 @@ def ptb_tokenize(sentences: list[str], backend: str = "python") -> list[str]:
     lines = tuple(sentences)
     known = call_table(("ptb", backend))  # the same input in one call (e.g. the references of each metric)
     if lines not in known:
-        known[lines] = python_tokenize(lines) if backend == "python" else java_tokenize(list(lines))
+        tokenize = python_tokenize if backend == "python" else java_tokenize
+        known[lines] = kept(("ptb", backend, lines), lambda: tuple(tokenize(lines)))
     return list(known[lines])
 
 
+#: Kept in place of a line's tokens where they depend on the next lines: they are kept with those lines.
+DEPENDS_ON_NEXT_LINES = "\n"
+
+
 def python_tokenize(sentences: tuple[str, ...]) -> list[str]:
-    """:func:`ptb_tokenize` in pure Python (``backend="python"``), every time it is called."""
-    lines = [one_line(s) for s in sentences]
-    # What follows a line, as far as the lexer looks: the next line and the line break after it.
-    broken = ["\n" + line for line in lines]
-    return [coco_tokenize(line, "".join(broken[i + 1:i + 3])) for i, line in enumerate(lines)]
+    """:func:`ptb_tokenize` in pure Python (``backend="python"``) without the inputs kept whole: each line's tokens
+    come from the lines tokenized before (``kept_text_work().lines``: by the line, and where its tokens depend on the
+    next lines (:func:`reads_next_line`) by the line and those lines) or are computed (:func:`tokenize_lines`)."""
+    lines = input_lines(sentences)
+    work = kept_text_work()
+    known = work.lines
+    tokenized = list(map(known.get, lines))
+    for row in [row for row, text in enumerate(tokenized) if text is DEPENDS_ON_NEXT_LINES]:
+        tokenized[row] = known.get((lines[row], following_lines(lines, row)))
+    missing = [row for row, text in enumerate(tokenized) if text is None]
+    computed, depending = tokenize_lines(lines, missing, work.chunks)
+    new: dict = {}
+    for row, text in zip(missing, computed):
+        tokenized[row] = new[lines[row]] = text
+    for row in depending:
+        new[lines[row]] = DEPENDS_ON_NEXT_LINES
+        new[lines[row], following_lines(lines, row)] = tokenized[row]
+    known.add(new)
+    return tokenized  # type: ignore[return-value]
+
+
+def input_lines(sentences: tuple[str, ...]) -> list[str]:
+    """The captions as the lines of the tokenizer's input (:func:`one_line`): the few with a line break found by
+    splitting them all, joined, at their breaks.
+
+    >>> input_lines(("a dog", "a\\r\\ncat\\n", "two\\u2028cats"))
+    ['a dog', 'a cat', 'two cats']
+    """
+    lines = list(sentences)
+    joined = SENTENCE_BREAK.join(lines)
+    if joined.count(SENTENCE_BREAK) != len(lines) - 1:  # a caption holds the separator: look at each
+        return [one_line(line) for line in lines]
+    row = 0
+    for part in joined.splitlines(keepends=True):
+        row += part.count(SENTENCE_BREAK)
+        if part.splitlines()[0] != part:  # the part ends at a line break, in caption `row`
+            lines[row] = one_line(lines[row])
+    return lines
+
+
+def rows_with_others(strings: list[str], kept: dict[int, int | None]) -> list[int]:
+    """The positions of the strings that hold a character not deleted by the translation table ``kept``,
+    found in one translation of the strings joined by line breaks (``kept`` must delete no line break).
+
+    >>> rows_with_others(["a, b", "c", "d;"], str.maketrans("", "", "abcd "))
+    [0, 2]
+    """
+    return [row for row, rest in enumerate("\n".join(strings).translate(kept).split("\n")) if rest]
+
+
+def following_lines(lines: list[str], row: int) -> str:
+    """What follows line ``row`` as far as the lexer looks (:func:`ptb_tokens`' ``following``): the next line and
+    the line break after it."""
+    return "".join(["\n" + line for line in lines[row + 1:row + 3]])
+
+
+def tokenize_lines(lines: list[str], rows: list[int], chunks: StringTable) -> tuple[list[str], list[int]]:
+    """The COCO tokens of the lines ``rows`` of ``lines``, each joined by spaces, and those of ``rows`` whose tokens
+    depend on the next lines: the lines :func:`chunked_pieces` accepts are tokenized all at once
+    (:func:`chunked_tokenize`), the others one by one (:func:`line_tokens`)."""
+    pieces = chunked_pieces([lines[row] for row in rows])
+    tokenized = chunked_tokenize([piece for piece in pieces if piece is not None], chunks)
+    tokenized.reverse()
+    texts, depending = [], []
+    for row, piece in zip(rows, pieces):
+        if piece is not None:
+            texts.append(tokenized.pop())
+            continue
+        tokens, depends = line_tokens(lines[row], following_lines(lines, row))
+        texts.append(" ".join([t for t in tokens if t not in COCO_PUNCTUATION]))
+        if depends:
+            depending.append(row)
+    return texts, depending
+
+
+# Most captions are printable ASCII without "&" (entities) or "/" (fractions, slashed words, URLs), and without a
+# period but perhaps a final one after a word or alone. In such a line no rule of the lexer joins or looks across
+# the spaces between chunks (no "2 1/2", no ". . .", no look after a period; a quote's side is dropped), so its
+# tokens are those of its space-separated chunks, each distinct chunk tokenized once; a final period is dropped as
+# COCO drops it, unless the word before it is one whose period the lexer may keep (a single letter, an abbreviation).
+PERIOD_WORDS = (SENTENCE_FINAL_ABBREVIATIONS | ABBREVIATIONS | CAPITALIZED_SENTENCE_FINAL | CAPITALIZED_ABBREVIATIONS
+                | NUMBER_ABBREVIATIONS)
+# Translations that delete all but what marks a chunk that needs the lexer (punctuation), and a line that cannot be
+# chunked (a character not printable ASCII, "&", "/").
+ALPHANUMERIC = str.maketrans("", "", string.ascii_letters + string.digits + " ")
+CHUNKABLE = str.maketrans("", "", "".join(c for c in map(chr, range(0x20, 0x7f)) if c not in "&/"))
+SENTENCE_BREAK = "\x00"
+SPLIT_WORD = re.compile(r"(?<![^ \n])(?:cannot|gonna|gotta|wanna)(?![^ \n])")
+
+
+def chunked_pieces(lines: list[str]) -> list[str | None]:
+    """Of each line, the part whose chunks give its tokens (:func:`chunked_tokenize`): the line without its final
+    period; None where the lexer's rules may reach across chunks.
+
+    >>> chunked_pieces(["Two dogs, one cat.", "A dog .", "Wii U.", "a 2 1/2 mile run", "Mt. Fuji"])
+    ['Two dogs, one cat', 'A dog ', None, None, None]
+    """
+    pieces = [line if "." not in line else without_final_period(line) for line in lines]
+    for row in rows_with_others(lines, CHUNKABLE):
+        pieces[row] = None
+    return pieces
+
+
+def without_final_period(line: str) -> str | None:
+    """``line`` without the period that ends it (and any spaces after), or None where another period or the word
+    before it (a single letter, an abbreviation, not a word of letters and digits) may keep a period in the tokens."""
+    stripped = line.rstrip(" ")
+    if line.count(".") > 1 or stripped[-1] != ".":
+        return None
+    word = stripped[:-1].rpartition(" ")[2]
+    if word and not (word.isalnum() and len(word) > 1 and word.lower() not in PERIOD_WORDS):
+        return None
+    return stripped[:-1]
+
+
+def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
+    """COCO tokenization of :func:`chunked_pieces` lines, all at once: a line of letters, digits and spaces is its
+    words (lowercased; "cannot", "gonna", ... split in two), any other line the tokens of its chunks, each distinct
+    chunk tokenized by the lexer's rules once and remembered in ``chunks``.
+
+    >>> chunked_tokenize(["Two dogs, one cat", "It CANNOT  be (yes) "], StringTable(10_000))
+    ['two dogs one cat', 'it can not be -lrb- yes -rrb-']
+    """
+    if not pieces:
+        return []
+    joined = "\n".join(pieces)
+    text = joined.lower()
+    if any(word in text for word in SPLIT_WORDS):
+        text = SPLIT_WORD.sub(lambda word: " ".join(SPLIT_WORDS[word[0]]), text)
+    lines = list(map(str.strip, text.split("\n")))
+    for row in compress(count(), map(operator.contains, lines, repeat("  "))):
+        lines[row] = " ".join(lines[row].split())
+    new: dict[str, str] = {}
+    for row in rows_with_others(pieces, ALPHANUMERIC):
+        tokens = []
+        for chunk in pieces[row].split():
+            coco = chunks.get(chunk, new.get(chunk))
+            if coco is None:
+                coco = new[chunk] = " ".join([t for t in ptb_tokens(chunk) if t not in COCO_PUNCTUATION])
+            if coco:
+                tokens.append(coco)
+        lines[row] = " ".join(tokens)
+    chunks.add(new)
+    return lines
 
 
 TOKENIZERS = ("ptb", "ptb-java", "none")
@@ -311,6 +488,6 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
     if check_tokenizer(tokenizer) == "none":
         return list(predictions), [list(refs) for refs in references]
     backend = "java" if tokenizer == "ptb-java" else "python"
-    tokenized_references = iter(ptb_tokenize([r for refs in references for r in refs], backend=backend))
+    tokenized_references = iter(ptb_tokenize(list(chain.from_iterable(references)), backend=backend))
     return (ptb_tokenize(list(predictions), backend=backend),
-            [[next(tokenized_references) for _ in refs] for refs in references])
+            [list(islice(tokenized_references, len(refs))) for refs in references])

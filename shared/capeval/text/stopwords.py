@@ -7,6 +7,7 @@ from importlib import resources
 
 _FILES = {
     "bert_tbr": "bert_tbr_stop_words.txt",
+    "capture": "capture_stop_words.txt",
     "nltk179": "nltk179_stop_words.txt",
 }
 
@@ -15,8 +16,8 @@ _FILES = {
 def stopword_list(name: str) -> tuple[str, ...]:
     """The named list in file order, each line stripped (duplicates kept).
 
-    >>> len(stopword_list("bert_tbr")), len(stopword_list("nltk179"))
-    (1528, 179)
+    >>> len(stopword_list("bert_tbr")), len(stopword_list("nltk179")), len(stopword_list("capture"))
+    (1528, 179, 317)
     """
     if name not in _FILES:
         raise ValueError(f"unknown stop-word list {name!r}; choose one of {sorted(_FILES)}")

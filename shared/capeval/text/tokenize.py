@@ -16,6 +16,11 @@ from functools import lru_cache
 _PLAIN = re.compile(r"[A-Za-z0-9 \t\n]*")
 # The whole-word contractions NLTK splits even without punctuation ("cannot" → "can not", "gonna" → "gon na", ...).
 _SPLIT_CONTRACTIONS = re.compile(r"(?i)cannot|gimme|gonna|gotta|lemme|wanna")
+# Plain text with commas and at most one period, at its end: of NLTK's rules only its comma rules and its final-period
+# rule can fire there (the contractions above aside).
+_COMMAS_AND_FINAL_PERIOD = re.compile(r"[A-Za-z0-9 \t\n,]*\.?[ \t\n]*")
+# NLTK's two comma rules: a comma before anything but a digit, and a comma at the end, stand apart.
+_COMMA_RULES = ((re.compile(r"([:,])([^\d])"), r" \1 \2"), (re.compile(r"([:,])$"), r" \1 "))
 
 TOKENIZER_CANARY = "a man 'walk' on"
 #: NLTK ≤ 3.9's tokens for :data:`TOKENIZER_CANARY` (NLTK 3.10 gives ``["a", "man", "'", "walk", "'", "on"]``).
@@ -53,16 +58,25 @@ def check_word_tokenizer() -> None:
 
 
 def word_tokenize(text: str) -> list[str]:
-    """``nltk.word_tokenize(text, preserve_line=True)`` (no punkt data needed), with a fast path for
-    captions of plain letters, digits and spaces, where NLTK's rules reduce to a whitespace split.
+    """``nltk.word_tokenize(text, preserve_line=True)`` (no punkt data needed), with fast paths for captions of
+    plain letters, digits and spaces, where NLTK's rules reduce to a whitespace split, and for those with commas
+    and one final period, where they reduce to the comma and final-period rules.
 
     >>> word_tokenize("a man 'walk' on the cloud-wreathed hill, cannot stop")
     ['a', 'man', "'walk", "'", 'on', 'the', 'cloud-wreathed', 'hill', ',', 'can', 'not', 'stop']
-    >>> word_tokenize("two dogs  play in the snow")
-    ['two', 'dogs', 'play', 'in', 'the', 'snow']
+    >>> word_tokenize("two dogs  play in the snow"), word_tokenize("a dog, a cat,2,000 mice, and a bus.")
+    (['two', 'dogs', 'play', 'in', 'the', 'snow'], ['a', 'dog', ',', 'a', 'cat,2,000', 'mice', ',', 'and', 'a', 'bus', '.'])
     """
-    if _PLAIN.fullmatch(text) and not _SPLIT_CONTRACTIONS.search(text):
-        return text.split()
+    if not _SPLIT_CONTRACTIONS.search(text):
+        if _PLAIN.fullmatch(text):
+            return text.split()
+        if _COMMAS_AND_FINAL_PERIOD.fullmatch(text):
+            body = text.rstrip()
+            period = body.endswith(".")
+            body = body[:-1] if period else body
+            for rule, replacement in _COMMA_RULES:
+                body = rule.sub(replacement, body)
+            return body.split() + (["."] if period else [])
     from nltk.tokenize import word_tokenize as nltk_word_tokenize
 
     return nltk_word_tokenize(text, preserve_line=True)

@@ -1,0 +1,1000 @@
+"""METEOR 1.5 (Denkowski & Lavie, 2014) in pure Python, equal to the jar the COCO caption toolkit runs.
+
+pycocoevalcap scores METEOR with ``java -jar meteor-1.5.jar - - -stdio -l en -norm``: English, the default
+("ranking") task, text normalized and lowercased. This module computes the same statistics and scores without Java:
+
+- **normalization** (``-norm``, :func:`normalize`): the jar's Moses-style tokenizer with its own additions (quotes
+  and dashes unified, dashes between words split, dots dropped from "U.S."-like words, English nonbreaking
+  prefixes), then lowercasing;
+- **matching**, in four stages, each adding candidate matches between the words of the candidate (line 1) and of
+  a reference (line 2): exact (equal words), stem (different words with equal Snowball English stems,
+  :func:`english_stem`), synonym (different words sharing a WordNet synset, directly or through WordNet's
+  morphology, :class:`SynonymDictionary`) and paraphrase (a phrase of one line has a phrase of the other among its
+  paraphrases in the jar's table, both ways, :class:`ParaphraseTable`). Words are compared by their Java hash
+  codes, as the jar compares them;
+- **alignment** (:func:`align`): a match that is the only one at its place is fixed; the rest is resolved by the
+  jar's beam search (40 partial alignments ranked by matched words, exact matches counting 1 and the others 1/2
+  rounded down per match, then fewer chunks, then a shorter distance), with its order of candidates, its
+  tie-breaking and its quirks: a path's distance grows with each alternative tried from it;
+- **score** (:func:`score_from_statistics`): precision and recall with function words weighing 1 - δ and the
+  others δ, matches weighing 1, 0.6, 0.8 and 0.6 by stage, their α-weighted harmonic mean, times 1 minus the
+  fragmentation penalty γ · (chunks / mean matched words)^β; a candidate takes its first best reference;
+- **corpus score** (:func:`aggregate`): the same formula on the statistics summed over the candidates, where a
+  candidate that equals its reference adds no chunk, as the jar's ``EVAL`` line computes it.
+
+The function words, the nonbreaking prefixes and the synonym data are read from the jar, the paraphrase table from
+the file beside it (``data/paraphrase-en.gz``), at first use (:func:`load_resources`); the paraphrase table is kept
+in a compact numpy form in capeval's cache directory, keyed by the jar's digest (built once, in about a minute).
+
+>>> corpus, scores, statistics = meteor(["a dog runs on the grass"], [["a dog running on grass", "the dog runs"]])
+>>> scores, statistics[0][:4]
+([0.4398732861414338], (6.0, 5.0, 3.0, 2.0))
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import threading
+import zipfile
+from itertools import islice
+from operator import itemgetter
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..settings import cache_dir
+from ..text.call_cache import collection_paused
+
+#: The English "ranking" task's parameters: α (precision against recall), β and γ (shape and weight of the
+#: fragmentation penalty) and δ (content against function words).
+ALPHA, BETA, GAMMA, DELTA = 0.85, 0.20, 0.60, 0.75
+#: The matching stages in the order they run, and their weights in the score.
+EXACT, STEM, SYNONYM, PARAPHRASE = range(4)
+MODULE_WEIGHTS = (1.0, 0.6, 0.8, 0.6)
+#: Partial alignments the search keeps at each word of the reference.
+BEAM_SIZE = 40
+#: A candidate's statistics (the jar's ``SCORE`` answer): lengths (candidate, reference), function words (same),
+#: per stage the matched content and function words of each side, then chunks and matched words of each side.
+STATISTICS = 23
+CHUNKS = 20
+
+# --- Java's string primitives --------------------------------------------------------------------------------
+
+_JAVA_WHITESPACE = re.compile("[ \t\n\r\f]+")
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
+
+
+def java_tokens(text: str) -> list[str]:
+    """``text`` split as ``java.util.StringTokenizer`` splits it: on space, tab, newline, carriage return, form feed.
+
+    >>> java_tokens(" a\\tdog\\u00a0runs ")
+    ['a', 'dog\\xa0runs']
+    """
+    return [token for token in _JAVA_WHITESPACE.split(text) if token]
+
+
+def java_lines(text: str) -> list[str]:
+    """``text`` split into lines as ``BufferedReader.readLine`` reads them (``\\n``, ``\\r`` or ``\\r\\n`` ends one).
+
+    >>> java_lines("a\\r\\nb\\rc\\n")
+    ['a', 'b', 'c']
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def as_utf16(text: str) -> str:
+    """``text`` with each character beyond the Basic Multilingual Plane written as its two UTF-16 surrogates, so that
+    lengths and positions count as Java counts them.
+
+    >>> len(as_utf16("a\U0001f600"))
+    3
+    """
+    if max(text, default="") <= "\uffff":
+        return text
+    return "".join(char if char <= "\uffff" else chr(0xD7C0 + (ord(char) >> 10)) + chr(0xDC00 + (ord(char) & 0x3FF))
+                   for char in text)
+
+
+def utf16_length(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units (Java's ``String.length``)."""
+    return len(as_utf16(text))
+
+
+def java_hash(text: str) -> int:
+    """Java's ``String.hashCode`` of ``text``, as an unsigned 32-bit number: the jar tells words apart by it.
+
+    >>> java_hash("dog"), java_hash("Aa") == java_hash("BB")
+    (99644, True)
+    """
+    value = 0
+    for char in as_utf16(text):
+        value = (31 * value + ord(char)) & 0xFFFFFFFF
+    return value
+
+
+# --- normalization (-norm) -----------------------------------------------------------------------------------
+
+# Letters as the normalizer lists them: Latin, Latin-1 and some Latin Extended-A, Cyrillic and phonetic ranges.
+_ALPHA = "A-Za-z\u0160\u017d\u0161\u017e\u0178\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017e\u0400-\u04ff\u0500-\u0527\ua640-\ua66e\ua67e-\ua697\u1d00-\u1d7f"
+_ALNUM = "0-9" + _ALPHA
+_SEPARATE_OTHER = re.compile(f"([^{_ALNUM} \t\n\x0b\f\r.'`,\\-\u2018\u2019])")
+_MULTI_DOT = re.compile(r"\.(\.+)")
+_MULTI_DOT_ESCAPED = re.compile(r"DOTMULTI\.([^.])")
+_COMMAS = (re.compile("([^0-9]),([^0-9])"), re.compile("([0-9]),([^0-9])"), re.compile("([^0-9]),([0-9])"))
+_SINGLE_QUOTES = re.compile("[`\u2018\u2019]")
+_DOUBLE_QUOTES = re.compile("[\u201c\u201d]|''")
+_DASH_BETWEEN_WORDS = re.compile(f"([{_ALNUM}.])-([{_ALNUM}])")
+# English splits contractions to the right ("do n't" stays for the tokenizer; "john's" becomes "john 's").
+_APOSTROPHES = ((re.compile(f"([^{_ALPHA}])'([^{_ALPHA}])"), r"\1 ' \2"),
+                (re.compile(f"([^{_ALPHA}0-9])'([{_ALPHA}])"), r"\1 ' \2"),
+                (re.compile(f"([{_ALPHA}])'([^{_ALPHA}])"), r"\1 ' \2"),
+                (re.compile(f"([{_ALPHA}])'([{_ALPHA}])"), r"\1 '\2"),
+                (re.compile("([0-9])'(s)"), r"\1 '\2"))
+_LETTER = re.compile(f"[{_ALPHA}]")
+_PLAIN = re.compile("[a-z0-9 ]*")
+_WHITE = re.compile("[ \u2000-\u200a\u202f\u205f\u3000\u00a0]+")
+#: Nonbreaking prefix kinds: always, or only before a number.
+ANY_PREFIX, NUMERIC_PREFIX = 1, 2
+
+
+def normalize(line: str, prefixes: dict[str, int]) -> str:
+    """``line`` as the jar's ``-norm`` leaves it: punctuation split off (Moses' rules with the jar's additions), then
+    lowercased. ``prefixes``: the nonbreaking prefixes (:func:`read_prefixes`), words whose final dot stays.
+
+    >>> normalize("The U.S.-based \u201cbest\u201d  cafe--ever...", {"Mr": ANY_PREFIX})
+    'the us based " best " cafe ever ...'
+    >>> normalize("Mr. Smith paid 1,000.50 dollars.", {"Mr": ANY_PREFIX})
+    'mr. smith paid 1,000.50 dollars .'
+    """
+    if _PLAIN.fullmatch(line):  # lowercase words, digits and spaces: nothing to split or drop
+        return " ".join(line.split())
+    line = _SEPARATE_OTHER.sub(r" \1 ", f" {line} ")
+    line = _MULTI_DOT.sub(r" DOTMULTI\1", line)
+    while "DOTMULTI." in line:
+        line = _MULTI_DOT_ESCAPED.sub(r"DOTDOTMULTI \1", line).replace("DOTMULTI.", "DOTDOTMULTI")
+    for pattern in _COMMAS:
+        line = pattern.sub(r"\1 , \2", line)
+    line = _DOUBLE_QUOTES.sub(' " ', _SINGLE_QUOTES.sub("'", line))
+    line = line.replace("\u2013", "-").replace("--", "-")
+    line = _DASH_BETWEEN_WORDS.sub(r"\1 \2", line)
+    for pattern, replacement in _APOSTROPHES:
+        line = pattern.sub(replacement, line)
+    words = java_tokens(line)
+    rebuilt = []
+    for i, word in enumerate(words):
+        if len(word) > 1 and word.endswith("."):
+            prefix, following = word[:-1], words[i + 1] if i + 1 < len(words) else ""
+            kind = prefixes.get(prefix)
+            if "." in prefix and _LETTER.search(prefix):
+                word = word.replace(".", "")  # "U.S." is "US"
+            elif not (kind == ANY_PREFIX or following[:1].isascii() and following[:1].islower()
+                      or kind == NUMERIC_PREFIX and following[:1].isdigit() and following[:1].isascii()):
+                word = prefix + " ."
+        rebuilt.append(word + " ")
+    line = "".join(rebuilt)
+    while "DOTDOTMULTI" in line:
+        line = line.replace("DOTDOTMULTI", "DOTMULTI.")
+    line = line.replace("DOTMULTI", ".")
+    return _WHITE.sub(" ", line).strip(_JAVA_TRIMMED).lower()
+
+
+def read_prefixes(text: str) -> dict[str, int]:
+    """The nonbreaking prefixes of a Moses prefix file: a word per line, ``#NUMERIC_ONLY#`` after it for those
+    that keep their dot only before a number, ``#`` comments."""
+    prefixes = {}
+    for line in java_lines(text):
+        tokens = java_tokens(line)
+        if tokens and not tokens[0].startswith("#"):
+            prefixes[tokens[0]] = NUMERIC_PREFIX if tokens[1:2] == ["#NUMERIC_ONLY#"] else ANY_PREFIX
+    return prefixes
+
+
+# --- the Snowball English stemmer, as the jar bundles it -------------------------------------------------------
+
+_VOWELS = frozenset("aeiouy")
+_NOT_SHORT_AFTER = frozenset("aeiouywxY")  # a short syllable ends in a consonant other than these
+_VALID_LI = frozenset("cdeghkmnrt")
+_INVARIANT_OR_IRREGULAR = {
+    "skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie", "idly": "idl", "gently": "gentl",
+    "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl",
+    **{word: word for word in ("sky", "news", "howe", "atlas", "cosmos", "bias", "andes")}}
+_STOP_AFTER_STEP_1A = frozenset(("inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"))
+_R1_EXCEPTIONS = ("gener", "commun", "arsen")
+_STEP_1B = ("eedly", "ingly", "edly", "eed", "ing", "ed")
+_STEP_2 = (("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"), ("iveness", "ive"),
+           ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"), ("entli", "ent"), ("ation", "ate"),
+           ("alism", "al"), ("aliti", "al"), ("ousli", "ous"), ("iviti", "ive"), ("fulli", "ful"), ("enci", "ence"),
+           ("anci", "ance"), ("abli", "able"), ("izer", "ize"), ("ator", "ate"), ("alli", "al"), ("bli", "ble"),
+           ("ogi", "og"), ("li", ""))
+_STEP_3 = (("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
+           ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""))
+_STEP_4 = ("ement", "ment", "able", "ible", "ance", "ence", "ate", "iti", "ion", "ism", "ive", "ize", "ous", "ant",
+           "ent", "al", "er", "ic")
+
+
+def _longest_suffix(word: str, suffixes) -> str | None:
+    """The first of ``suffixes`` (listed longest first) that ``word`` ends with."""
+    for suffix in suffixes:
+        if word.endswith(suffix):
+            return suffix
+    return None
+
+
+def _ends_short_syllable(word: str) -> bool:
+    """Whether ``word`` ends in a short syllable: consonant (not w, x, Y), vowel, consonant; or, as the whole
+    word, vowel then consonant."""
+    if len(word) >= 3 and word[-1] not in _NOT_SHORT_AFTER and word[-2] in _VOWELS and word[-3] not in _VOWELS:
+        return True
+    return len(word) == 2 and word[0] in _VOWELS and word[1] not in _VOWELS
+
+
+def _regions(word: str) -> tuple[int, int]:
+    """Porter's R1 and R2: where each starts (the end of the word when empty)."""
+    def after_vowel_consonant(start: int) -> int:
+        for i in range(start + 1, len(word)):
+            if word[i] not in _VOWELS and word[i - 1] in _VOWELS:
+                return i + 1
+        return len(word)
+    r1 = next((len(prefix) for prefix in _R1_EXCEPTIONS if word.startswith(prefix)), None) or after_vowel_consonant(0)
+    return r1, after_vowel_consonant(r1)
+
+
+def english_stem(word: str) -> str:
+    """The Snowball English ("Porter2") stem of ``word``, as the Snowball Java stemmer bundled in the METEOR 1.5 jar
+    computes it (lengths counted in UTF-16 units, as Java counts them).
+
+    >>> [english_stem(w) for w in ("running", "dogs", "generously", "skies", "hoped", "sky", "cats'", "ies")]
+    ['run', 'dog', 'generous', 'sky', 'hope', 'sky', 'cat', 'ie']
+    """
+    wide = max(word, default="") > "\uffff"
+    if wide:
+        word = as_utf16(word)
+    stem = _stem(word)
+    return stem.encode("utf-16-le", "surrogatepass").decode("utf-16-le") if wide else stem
+
+
+def _stem(word: str) -> str:
+    if word in _INVARIANT_OR_IRREGULAR:
+        return _INVARIANT_OR_IRREGULAR[word]
+    if len(word) < 3:
+        return word
+    # Prelude: drop a leading apostrophe; mark y as a consonant (Y) where it starts the word or follows a vowel.
+    if word[0] == "'":
+        word = word[1:]
+    letters = list(word)
+    if letters[:1] == ["y"]:
+        letters[0] = "Y"
+    for i in range(len(letters) - 1):
+        if letters[i] in _VOWELS and letters[i + 1] == "y":
+            letters[i + 1] = "Y"
+    marked = "".join(letters)
+    stem = _steps(marked, *_regions(marked))
+    return stem.replace("Y", "y") if marked != word else stem
+
+
+def _steps(word: str, r1: int, r2: int) -> str:
+    # Step 1a: possessives, then plurals.
+    apostrophe = _longest_suffix(word, ("'s'", "'s", "'"))
+    if apostrophe:
+        word = word[:-len(apostrophe)]
+    suffix = _longest_suffix(word, ("sses", "ied", "ies", "ss", "us", "s"))
+    if suffix == "sses":
+        word = word[:-2]
+    elif suffix in ("ied", "ies"):
+        word = word[:-3] + ("i" if len(word) > 4 else "ie")
+    elif suffix == "s" and any(char in _VOWELS for char in word[:-2]):
+        word = word[:-1]
+    if word in _STOP_AFTER_STEP_1A:
+        return word
+    # Step 1b
+    suffix = _longest_suffix(word, _STEP_1B)
+    if suffix in ("eedly", "eed"):
+        if len(word) - len(suffix) >= r1:
+            word = word[:-len(suffix)] + "ee"
+    elif suffix and any(char in _VOWELS for char in word[:-len(suffix)]):
+        word = word[:-len(suffix)]
+        if word.endswith(("at", "bl", "iz")):
+            word += "e"
+        elif word.endswith(("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")):
+            word = word[:-1]
+        elif len(word) == r1 and _ends_short_syllable(word):
+            word += "e"
+    # Step 1c: a final y or Y after a consonant that is not the first letter becomes i.
+    if len(word) > 2 and word[-1] in "yY" and word[-2] not in _VOWELS:
+        word = word[:-1] + "i"
+    # Step 2
+    for suffix, replacement in _STEP_2:
+        if word.endswith(suffix):
+            start = len(word) - len(suffix)
+            if start >= r1:
+                if suffix == "ogi":
+                    if word[start - 1] == "l":
+                        word = word[:start] + replacement
+                elif suffix == "li":
+                    if word[start - 1] in _VALID_LI:  # R1 starts at the third letter at the earliest
+                        word = word[:start]
+                else:
+                    word = word[:start] + replacement
+            break
+    # Step 3
+    for suffix, replacement in _STEP_3:
+        if word.endswith(suffix):
+            start = len(word) - len(suffix)
+            if start >= r1 and (suffix != "ative" or start >= r2):
+                word = word[:start] + replacement
+            break
+    # Step 4
+    suffix = _longest_suffix(word, _STEP_4)
+    if suffix:
+        start = len(word) - len(suffix)
+        if start >= r2 and (suffix != "ion" or word[start - 1] in "st"):
+            word = word[:start]
+    # Step 5
+    if word.endswith("e"):
+        start = len(word) - 1
+        if start >= r2 or start >= r1 and not _ends_short_syllable(word[:start]):
+            word = word[:start]
+    elif word.endswith("l"):
+        start = len(word) - 1
+        if start >= r2 and word[start - 1] == "l":
+            word = word[:start]
+    return word
+
+
+# --- synonyms ------------------------------------------------------------------------------------------------
+
+#: WordNet's detachment rules, in WordNet's order: (suffix, ending) for nouns, verbs, then adjectives.
+_MORPHOLOGY = (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),
+               ("ies", "y"), ("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"),
+               ("ing", ""), ("er", ""), ("est", ""), ("er", "e"), ("est", "e"))
+
+
+class SynonymDictionary:
+    """WordNet 3 synsets as the jar ships them: each word's synset numbers, the irregular forms of base words
+    (``english.exceptions``), and WordNet's suffix rules for the rest.
+
+    >>> synonyms = SynonymDictionary("car\\n1 2\\nauto\\n2\\nmouse\\n3\\n", "mouse\\nmice\\n")
+    >>> sorted(synonyms.synsets("cars")), sorted(synonyms.synsets("mice")), synonyms.synsets("zebra")
+    ([1, 2], [3], frozenset())
+    """
+
+    def __init__(self, synsets: str, exceptions: str):
+        lines = java_lines(synsets)
+        # Numbers are parsed when a word is first asked for.
+        self._raw = dict(zip(lines[0::2], lines[1::2]))
+        self._bases: dict[str, list[str]] = {}
+        lines = java_lines(exceptions)
+        for base, forms in zip(lines[0::2], lines[1::2]):
+            for form in java_tokens(forms):
+                self._bases.setdefault(form, []).append(base)
+
+    def _own(self, word: str) -> frozenset[int]:
+        raw = self._raw.get(word)
+        return frozenset(int(number) for number in java_tokens(raw)) if raw is not None else frozenset()
+
+    def _base(self, word: str) -> str | None:
+        """The base form WordNet's suffix rules give ``word``: the first rule that leads to a known word."""
+        for suffix, ending in _MORPHOLOGY:
+            if word.endswith(suffix):
+                base = word[:len(word) - len(suffix)] + ending
+                if base in self._raw:
+                    return base
+        return None
+
+    def synsets(self, word: str) -> frozenset[int]:
+        """The synsets of ``word`` and of its base forms: its irregular forms' bases if it has some, else the base
+        WordNet's suffix rules give (none for words ending in "ss" or of at most two letters)."""
+        found = self._own(word)
+        bases = self._bases.get(word)
+        if bases is not None:
+            return found.union(*(self._own(base) for base in bases))
+        if word.endswith("ss") or utf16_length(word) <= 2:
+            return found
+        base = self._base(word)
+        return found if base is None else found | self._own(base)
+
+
+# --- paraphrases ---------------------------------------------------------------------------------------------
+
+#: The version of the cached form of the paraphrase table; a new one is built when it changes.
+TABLE_FORMAT = 1
+_HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
+_RECORDS_PER_CHUNK = 200_000
+
+
+class ParaphraseTable:
+    """The jar's English paraphrase table (``paraphrase-en.gz``: records of a probability, a phrase and one of its
+    paraphrases, 5.3 million of them) as numpy arrays: every distinct phrase (words as ids into ``vocabulary``,
+    padded) keyed by a 64-bit hash of its words, and for each phrase the paraphrases listed for it, in the file's
+    order (``paraphrases[starts[p]:starts[p + 1]]``).
+
+    Phrase ids are the ranks of the sorted hashes; :meth:`find` looks phrases up with one ``searchsorted`` and
+    confirms every hit by its words, so a hash collision can never give a wrong phrase.
+    """
+
+    FILES = ("hashes", "words", "starts", "paraphrases")
+
+    def __init__(self, folder: Path):
+        meta = json.loads((folder / "table.json").read_text())
+        self.multiplier = np.uint64(meta["multiplier"])
+        self.vocabulary = {word: i for i, word in enumerate((folder / "vocabulary.txt").read_text("utf-8").split("\n"))}
+        # Mapped, not read: a process touches only the pages its sentences need.
+        self.hashes, self.words, self.starts, self.paraphrases = (np.load(folder / f"{name}.npy", mmap_mode="r")
+                                                                  for name in self.FILES)
+        self.longest = self.words.shape[1]
+        self.padding = np.iinfo(self.words.dtype).max
+
+    @staticmethod
+    def build(source: Path, folder: Path) -> None:
+        """Read ``paraphrase-en.gz`` (as the jar reads it: UTF-8, lines as ``readLine`` splits them, words as
+        ``StringTokenizer`` splits them) and write the table's arrays into ``folder``."""
+        vocabulary: dict[str, int] = {}
+        padded_chunks = []
+        with gzip.open(source, "rb") as file:
+            lines = io.TextIOWrapper(file, encoding="utf-8", errors="replace", newline=None)
+            while chunk := list(islice(lines, 3 * _RECORDS_PER_CHUNK)):
+                phrases = [line.rstrip("\n") for line in chunk[:len(chunk) // 3 * 3]]
+                del phrases[0::3]  # the probabilities, which the jar ignores
+                padded_chunks.append(_padded_ids(phrases, vocabulary))
+        width = max(chunk.shape[1] for chunk in padded_chunks)
+        dtype = np.uint16 if len(vocabulary) < 0xFFFF else np.uint32
+        pad = np.iinfo(dtype).max
+        padded = np.concatenate([np.pad(np.where(chunk < 0, pad, chunk).astype(dtype), ((0, 0), (0, width - chunk.shape[1])),
+                                        constant_values=pad) for chunk in padded_chunks])
+        del padded_chunks
+        lengths = (padded != pad).sum(axis=1)
+        for multiplier in _HASH_MULTIPLIERS:
+            distinct, first, inverse = np.unique(phrase_hashes(padded, lengths, np.uint64(multiplier)), return_index=True,
+                                                 return_inverse=True)
+            # Equal hashes must be equal phrases; else try another multiplier.
+            if all(np.array_equal(padded[first[inverse], column], padded[:, column]) for column in range(width)):
+                break
+        else:
+            raise RuntimeError("the paraphrase table's phrases collide under every hash multiplier")
+        phrase, paraphrase = inverse[0::2], inverse[1::2]
+        order = np.argsort(phrase, kind="stable")  # each phrase's paraphrases in the file's order
+        starts = np.searchsorted(phrase[order], np.arange(len(distinct) + 1)).astype(np.int32)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, array in zip(ParaphraseTable.FILES, (distinct, padded[first], starts, paraphrase[order].astype(np.int32))):
+            np.save(folder / f"{name}.npy", array)
+        (folder / "vocabulary.txt").write_text("\n".join(vocabulary), "utf-8")
+        (folder / "table.json").write_text(json.dumps({"multiplier": int(multiplier), "records": len(phrase),
+                                                       "phrases": len(distinct), "words": len(vocabulary)}))
+
+    def word_ids(self, words: Sequence[str]) -> np.ndarray:
+        """The table's ids of ``words`` (-1 for a word no phrase has)."""
+        get = self.vocabulary.get
+        return np.fromiter((get(word, -1) for word in words), np.int64, len(words))
+
+    def find(self, sentences: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every occurrence of a phrase of the table in ``sentences`` (lists of words): the sentence, the position
+        and length of the occurrence and the phrase's id, in that order."""
+        lengths = np.fromiter(map(len, sentences), np.int64, len(sentences))
+        # All sentences in one array, each followed by -1 (a newline is never a word) so no phrase spans two.
+        flat = self.word_ids([word for words in sentences for word in (*words, "\n")])
+        sentence = np.repeat(np.arange(len(sentences)), lengths + 1)
+        position = np.arange(len(flat)) - np.repeat(np.cumsum(lengths + 1) - (lengths + 1), lengths + 1)
+        found = []
+        hashes = np.zeros(len(flat), np.uint64)
+        known = np.ones(len(flat), bool)
+        for length in range(1, self.longest + 1):
+            span = len(flat) - length + 1
+            if span <= 0:
+                break
+            last = flat[length - 1:]
+            hashes = hashes[:span] * self.multiplier + (last + 1).astype(np.uint64)
+            known = known[:span] & (last >= 0)
+            starts = np.flatnonzero(known)
+            if not len(starts):
+                break
+            # Sentences share many n-grams: look each distinct hash up once, in order.
+            distinct, inverse = np.unique(hashes[starts], return_inverse=True)
+            rank = np.minimum(np.searchsorted(self.hashes, distinct), len(self.hashes) - 1)
+            hit = (self.hashes[rank] == distinct)[inverse]
+            rank = rank[inverse]
+            starts, rank = starts[hit], rank[hit]
+            words = np.asarray(self.words[rank])
+            same = np.all(words[:, length:] == self.padding, axis=1)
+            for column in range(length):
+                same &= words[:, column] == flat[starts + column]
+            starts, rank = starts[same], rank[same]
+            found.append((sentence[starts], position[starts], np.full(len(starts), length), rank))
+        if not found:
+            return (np.zeros(0, np.int64),) * 4
+        return tuple(np.concatenate(column) for column in zip(*found))  # type: ignore[return-value]
+
+
+def _padded_ids(phrases: list[str], vocabulary: dict[str, int]) -> np.ndarray:
+    """The words of ``phrases`` as ids (new words numbered as they come), one row per phrase padded with -1."""
+    joined = "\n".join(phrases)
+    if phrases and all(phrases) and not any(char in joined for char in "\t\f\r") and "  " not in joined and \
+            " \n" not in joined and "\n " not in joined and joined[0] != " " and joined[-1] != " ":
+        # Single spaces only (the table as distributed): split the whole chunk at once.
+        words = joined.replace("\n", " ").split(" ")
+        lengths = np.fromiter((phrase.count(" ") + 1 for phrase in phrases), np.int64, len(phrases))
+    else:
+        tokens = [java_tokens(phrase) for phrase in phrases]
+        words = [word for phrase in tokens for word in phrase]
+        lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+    ids = np.fromiter((vocabulary.setdefault(word, len(vocabulary)) for word in words), np.int32, len(words))
+    padded = np.full((len(phrases), int(lengths.max(initial=0))), -1, np.int32)
+    padded[np.repeat(np.arange(len(phrases)), lengths), _ranks(lengths)] = ids
+    return padded
+
+
+def phrase_hashes(padded: np.ndarray, lengths: np.ndarray, multiplier: np.uint64) -> np.ndarray:
+    """64-bit hashes of phrases given as rows of word ids (``lengths`` of each row used): h = h · m + id + 1."""
+    hashes = np.zeros(len(padded), np.uint64)
+    for column in range(padded.shape[1]):
+        inside = lengths > column
+        hashes[inside] = hashes[inside] * multiplier + padded[inside, column].astype(np.uint64) + np.uint64(1)
+    return hashes
+
+
+# --- the jar's resources -------------------------------------------------------------------------------------
+
+class MeteorResources:
+    """What the jar reads at start-up (function words, nonbreaking prefixes, synonyms, paraphrases), with what it
+    computes per word kept here once computed: hash code, stem, synsets, whether a function word."""
+
+    def __init__(self, function_words: frozenset[str], prefixes: dict[str, int], synonyms: SynonymDictionary,
+                 paraphrases: ParaphraseTable):
+        self.function_words, self.prefixes, self.synonyms, self.paraphrases = function_words, prefixes, synonyms, paraphrases
+        #: What :meth:`word` computed, by word.
+        self.words: dict[str, tuple[int, int, frozenset[int], bool]] = {}
+
+    def word(self, word: str) -> tuple[int, int, frozenset[int], bool]:
+        """``word``'s hash code, its stem's hash code, its synsets and whether it is a function word."""
+        info = self.words.get(word)
+        if info is None:
+            info = (java_hash(word), java_hash(english_stem(word)), self.synonyms.synsets(word),
+                    word.lower() in self.function_words)
+            self.words[word] = info
+        return info
+
+
+def pycocoevalcap_jar() -> Path:
+    """The METEOR 1.5 jar that pycocoevalcap installs (``ImportError`` without pycocoevalcap)."""
+    try:
+        import pycocoevalcap.meteor
+    except ImportError as error:
+        raise ImportError("METEOR reads its word lists, synonyms and paraphrases from the METEOR 1.5 jar that "
+                          "pycocoevalcap ships: pip install capeval[meteor]") from error
+    return Path(list(pycocoevalcap.meteor.__path__)[0]) / "meteor-1.5.jar"
+
+
+_LOADED: dict[Path, MeteorResources] = {}
+_LOADING = threading.Lock()
+
+
+def load_resources(jar: str | os.PathLike | None = None) -> MeteorResources:
+    """The resources of the METEOR 1.5 jar at ``jar`` (default: pycocoevalcap's), read once per process. The
+    paraphrase table (``data/paraphrase-en.gz`` beside the jar) is read from its cached numpy form in
+    ``<capeval cache>/meteor/``, built on first use."""
+    path = Path(jar) if jar is not None else pycocoevalcap_jar()
+    with _LOADING:
+        if path not in _LOADED:
+            _LOADED[path] = _read_resources(path)
+        return _LOADED[path]
+
+
+def _read_resources(jar: Path) -> MeteorResources:
+    with zipfile.ZipFile(jar) as archive:
+        def text(name: str) -> str:
+            return archive.read(name).decode("utf-8", "replace")
+        function_words = frozenset(java_lines(text("function/english.words")))
+        prefixes = read_prefixes(text("nonbreaking/english.prefixes"))
+        synonyms = SynonymDictionary(text("synonym/english.synsets"), text("synonym/english.exceptions"))
+    return MeteorResources(function_words, prefixes, synonyms, ParaphraseTable(paraphrase_cache(jar)))
+
+
+def paraphrase_cache(jar: Path) -> Path:
+    """The folder of the cached paraphrase table of ``jar`` (its ``data/paraphrase-en.gz``), built if missing."""
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()[:16]
+    source = jar.parent / "data" / "paraphrase-en.gz"
+    folder = cache_dir() / "meteor" / f"paraphrase-en-{digest}-{source.stat().st_size}-v{TABLE_FORMAT}"
+    if not (folder / "table.json").exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+        try:
+            ParaphraseTable.build(source, building)
+            try:
+                os.replace(building, folder)
+            except OSError:  # another process finished first
+                if not (folder / "table.json").exists():
+                    raise
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+    return folder
+
+
+# --- alignment -----------------------------------------------------------------------------------------------
+
+class Sentence:
+    """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare; as the
+    candidate of a pair, also where each word and stem is (:meth:`candidate_index`, made on first use)."""
+
+    __slots__ = ("words", "keys", "stems", "synsets", "function", "_candidate_index")
+
+    def __init__(self, text: str, resources: MeteorResources):
+        self.words = java_tokens(text)
+        known, word = resources.words.get, resources.word
+        infos = [known(w) or word(w) for w in self.words]
+        columns = tuple(zip(*infos)) if infos else ((),) * 4
+        self.keys: tuple[int, ...] = columns[0]
+        self.stems: tuple[int, ...] = columns[1]
+        self.synsets: tuple[frozenset[int], ...] = columns[2]
+        self.function: tuple[bool, ...] = columns[3]
+        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]] | None = None
+
+    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]]:
+        """The positions of each word (by hash code) and of each stem, and every synset of the sentence's words."""
+        if self._candidate_index is None:
+            positions: dict[int, list[int]] = {}
+            stem_positions: dict[int, list[int]] = {}
+            for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
+                positions.setdefault(key, []).append(i)
+                stem_positions.setdefault(stem, []).append(i)
+            self._candidate_index = positions, stem_positions, frozenset().union(*self.synsets)
+        return self._candidate_index
+
+
+#: A match: where it starts in the reference and how many words it covers there, the same in the candidate, and the
+#: stage that found it.
+Match = tuple  # (start, length, match_start, match_length, stage)
+
+
+def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequence[Match] = ()) -> tuple[list[list[Match]], list[int], list[int]]:
+    """Every match the four stages find, listed at the reference word each starts at, in the jar's order; and how
+    many matches cover each candidate and each reference word. Identical sentences get exact matches only.
+    ``paraphrases``: the paraphrase matches of the pair (:func:`paraphrase_matches`)."""
+    keys1, keys2 = candidate.keys, reference.keys
+    matches: list[list[Match]] = [[] for _ in keys2]
+    cover1, cover2 = [0] * len(keys1), [0] * len(keys2)
+    positions, stem_positions, everywhere = candidate.candidate_index()
+    for j, key in enumerate(keys2):
+        for i in positions.get(key, ()):
+            matches[j].append((j, 1, i, 1, EXACT))
+            cover1[i] += 1
+            cover2[j] += 1
+    if keys1 == keys2:
+        return matches, cover1, cover2
+    for j, stem in enumerate(reference.stems):
+        for i in stem_positions.get(stem, ()):
+            if keys1[i] != keys2[j]:
+                matches[j].append((j, 1, i, 1, STEM))
+                cover1[i] += 1
+                cover2[j] += 1
+    for j, synsets in enumerate(reference.synsets):
+        if not synsets.isdisjoint(everywhere):
+            for i, others in enumerate(candidate.synsets):
+                if keys1[i] != keys2[j] and not synsets.isdisjoint(others):
+                    matches[j].append((j, 1, i, 1, SYNONYM))
+                    cover1[i] += 1
+                    cover2[j] += 1
+    for match in paraphrases:
+        start, length, match_start, match_length, _ = match
+        matches[start].append(match)
+        for j in range(start, start + length):
+            cover2[j] += 1
+        for i in range(match_start, match_start + match_length):
+            cover1[i] += 1
+    return matches, cover1, cover2
+
+
+# A path of the search ranks by one integer: fewer weighted matched words first, then fewer chunks, then a shorter
+# distance (each field far wider than it can grow for sentences of the lengths METEOR takes).
+_CHUNK, _WEIGHT = 1 << 40, 1 << 80
+_RANK = itemgetter(0)
+
+
+def _rank_weight(match: Match) -> int:
+    """What choosing a match does to a path's rank: the words it covers on both sides count, halved and rounded
+    down (per side) unless exact, since the jar adds weighted counts to integers."""
+    _, length, _, match_length, stage = match
+    return -_WEIGHT * (length + match_length if stage == EXACT else length // 2 + match_length // 2)
+
+
+def _span(start: int, length: int) -> int:
+    return ((1 << length) - 1) << start
+
+
+def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[int]) -> list[Match]:
+    """The matches of the jar's best alignment: those alone at their place and covering words no other match
+    covers, then the beam search over the rest, left to right along the reference."""
+    fixed: dict[int, Match] = {}
+    used1 = used2 = 0
+    searched = 0
+    for options in matches:
+        if len(options) == 1:
+            match = options[0]
+            start, length, match_start, match_length, _ = match
+            if all(cover2[j] == 1 for j in range(start, start + length)) and \
+                    all(cover1[i] == 1 for i in range(match_start, match_start + match_length)):
+                fixed[start] = match
+                used1 |= _span(match_start, match_length)
+                used2 |= _span(start, length)
+                continue
+        searched += len(options)
+    if not searched:
+        return list(fixed.values())
+    # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
+    # candidate words used, reference words used, matches chosen (linked)].
+    paths: list[list] = [[0, 0, -1, used1, used2, None]]
+    # Per reference word, what choosing each match there does to a path.
+    choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
+                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3], match[2])
+                                          for match in options] for start, options in enumerate(matches)]
+    unsorted = False
+    for current, options in enumerate(choices):
+        if unsorted:
+            paths.sort(key=_RANK)
+            del paths[BEAM_SIZE:]
+        if not options:
+            # Nothing to choose here (a fixed match starts, or none): every path keeps its place in the list, so it
+            # is updated where it is, and the list needs sorting again only if a rank changed. A path still inside a
+            # match is the only one whose next word lies ahead.
+            unsorted = False
+            starting = fixed.get(current)
+            for path in paths:
+                if path[1] > current:
+                    continue
+                if starting is not None:
+                    start, length, match_start, match_length, _ = starting
+                    path[0] += _rank_weight(starting) + abs(start - match_start)
+                    if path[2] != -1 and match_start != path[2]:
+                        path[0] += _CHUNK
+                    path[1], path[2] = start + length, match_start + match_length
+                    unsorted = True
+                elif path[2] != -1:  # skip the word: an open chunk ends
+                    path[0] += _CHUNK
+                    path[1], path[2] = current + 1, -1
+                    unsorted = True
+                else:
+                    path[1] = current + 1
+            continue
+        following = []
+        bit = 1 << current
+        for path in paths:
+            rank, _, last, used1, used2, chosen = path
+            if used2 & bit:  # inside a match
+                following.append(path)
+                continue
+            for match, span1, span2, weight, distance, end2, end1, match_start in options:
+                if used1 & span1 or used2 & span2:
+                    continue
+                following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end2,
+                                  end1, used1 | span1, used2 | span2, (match, chosen)])
+                # The jar adds the distance to the path the choice was made from, not to the choice.
+                rank += distance
+            # skip the word: an open chunk ends
+            path[0], path[1], path[2] = rank + _CHUNK if last != -1 else rank, current + 1, -1
+            following.append(path)
+        paths, unsorted = following, True
+    paths.sort(key=_RANK)
+    del paths[BEAM_SIZE:]
+    for path in paths:  # the end of the reference closes the open chunk
+        if path[2] != -1:
+            path[0] += _CHUNK
+    best = min(paths, key=_RANK)
+    alignment, link = list(fixed.values()), best[5]
+    while link is not None:
+        alignment.append(link[0])
+        link = link[1]
+    return alignment
+
+
+def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Sequence[Match]) -> tuple[float, ...]:
+    """The jar's statistics of an alignment (see :data:`STATISTICS`)."""
+    stages = [0] * 16  # per stage: candidate content, reference content, candidate function, reference function
+    by_start = {}
+    for match in alignment:
+        start, length, match_start, match_length, stage = match
+        by_start[start] = match
+        for i in range(match_start, match_start + match_length):
+            stages[4 * stage + (2 if candidate.function[i] else 0)] += 1
+        for j in range(start, start + length):
+            stages[4 * stage + (3 if reference.function[j] else 1)] += 1
+    chunks, j, last = 0, 0, -1
+    while j < len(reference.words):
+        at = by_start.get(j)
+        if at is None:
+            if last != -1:
+                chunks += 1
+                last = -1
+            j += 1
+        else:
+            if last != -1 and at[2] != last:
+                chunks += 1
+            j, last = at[0] + at[1], at[2] + at[3]
+    if last != -1:
+        chunks += 1
+    matched1 = sum(stages[4 * stage] + stages[4 * stage + 2] for stage in range(4))
+    matched2 = sum(stages[4 * stage + 1] + stages[4 * stage + 3] for stage in range(4))
+    return tuple(map(float, (len(candidate.words), len(reference.words), sum(candidate.function), sum(reference.function),
+                             *stages, chunks, matched1, matched2)))
+
+
+def align(candidate: Sentence, reference: Sentence, paraphrases: Sequence[Match] = ()) -> tuple[float, ...]:
+    """The jar's statistics for one candidate against one reference."""
+    matches, cover1, cover2 = stage_matches(candidate, reference, paraphrases)
+    return alignment_statistics(candidate, reference, best_alignment(matches, cover1, cover2))
+
+
+def paraphrase_matches(table: ParaphraseTable, sentences: Sequence[Sentence], pairs: Sequence[tuple[int, int]]) -> list[list[Match]]:
+    """The paraphrase matches of each (candidate, reference) pair of ``sentences`` (indices), in the jar's order:
+    first reference phrases whose paraphrase is in the candidate (by reference word, phrase length, the table's
+    order, candidate word), then candidate phrases whose paraphrase is in the reference (by candidate word, and so
+    on). Computed for all pairs at once, in numpy."""
+    found: list[list[Match]] = [[] for _ in pairs]
+    sentence, position, length, phrase = table.find([s.words for s in sentences])
+    if not len(phrase) or not len(pairs):
+        return found
+    order = np.argsort(sentence, kind="stable")
+    sentence, position, length, phrase = sentence[order], position[order], length[order], phrase[order]
+    size = len(table.hashes)
+    # The occurrences grouped by (sentence, phrase), positions ascending within a group.
+    key = sentence * size + phrase
+    order = np.lexsort((position, key))
+    key, group_position, group_length = key[order], position[order], length[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    group_key, group_end = key[first], np.r_[first[1:], len(key)]
+    # Every (occurrence, paraphrase listed for its phrase), by sentence.
+    listed = table.starts[phrase + 1] - table.starts[phrase]
+    occurrence = np.repeat(np.arange(len(phrase)), listed)
+    entry = table.starts[phrase][occurrence] + _ranks(listed)
+    paraphrase = np.asarray(table.paraphrases[entry], np.int64)
+    candidates, references = (np.array(side, np.int64) for side in zip(*pairs))
+    for source, target, from_reference in ((references, candidates, True), (candidates, references, False)):
+        # The rows whose paraphrase occurs in a sentence of the target side at all, by source sentence ...
+        is_target = np.zeros(len(sentences), bool)
+        is_target[target] = True
+        in_target = np.zeros(size, bool)
+        in_target[phrase[is_target[sentence]]] = True
+        kept = np.flatnonzero(in_target[paraphrase])
+        sentence_start = np.searchsorted(sentence[occurrence[kept]], np.arange(len(sentences) + 1))
+        # ... for each pair, those of its source sentence ...
+        per_pair = sentence_start[source + 1] - sentence_start[source]
+        pair = np.repeat(np.arange(len(pairs)), per_pair)
+        row = kept[np.repeat(sentence_start[source], per_pair) + _ranks(per_pair)]
+        # ... whose paraphrase occurs in its target sentence ...
+        probe = target[pair] * size + paraphrase[row]
+        group = np.minimum(np.searchsorted(group_key, probe), len(group_key) - 1)
+        hit = group_key[group] == probe
+        pair, row, group = pair[hit], row[hit], group[hit]
+        # ... at each of its positions there.
+        count = group_end[group] - first[group]
+        pair, row, group = (np.repeat(column, count) for column in (pair, row, group))
+        at = first[group] + _ranks(count)
+        source_position, source_length = position[occurrence[row]], length[occurrence[row]]
+        target_position, target_length = group_position[at], group_length[at]
+        ordered = np.lexsort((target_position, entry[row], source_length, source_position, pair))
+        columns = (source_position, source_length, target_position, target_length) if from_reference else \
+            (target_position, target_length, source_position, source_length)
+        for k, start, span, match_start, match_span in zip(pair[ordered].tolist(), *(c[ordered].tolist() for c in columns)):
+            found[k].append((start, span, match_start, match_span, PARAPHRASE))
+    return found
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., counts[0] - 1, 0, 1, ..., counts[1] - 1, ...: each element's rank within its group."""
+    total = int(counts.sum())
+    return np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+# --- scores --------------------------------------------------------------------------------------------------
+
+def _divide(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` as Java computes it (a zero denominator gives infinity or NaN, not an error)."""
+    if denominator:
+        return numerator / denominator
+    return math.nan if numerator == 0 or numerator != numerator else math.copysign(math.inf, numerator)
+
+
+def score_from_statistics(statistics: Sequence[float]) -> float:
+    """METEOR from a candidate's (or a corpus's summed) statistics, as the jar computes it (0 where undefined).
+
+    >>> score_from_statistics([6, 5, 3, 2, 2, 2, 2, 2, 1, 1] + [0] * 10 + [2, 5, 5])
+    0.4398732861414338
+    """
+    s = statistics
+    candidate_length = DELTA * (s[0] - s[2]) + (1.0 - DELTA) * s[2]
+    reference_length = DELTA * (s[1] - s[3]) + (1.0 - DELTA) * s[3]
+    # Content words of each stage, then function words, added in the jar's order.
+    exact, stem, synonym, paraphrase = MODULE_WEIGHTS
+    function = 1.0 - DELTA
+    candidate_matches = (s[4] * exact * DELTA + s[8] * stem * DELTA + s[12] * synonym * DELTA + s[16] * paraphrase * DELTA
+                         + s[6] * exact * function + s[10] * stem * function + s[14] * synonym * function
+                         + s[18] * paraphrase * function)
+    reference_matches = (s[5] * exact * DELTA + s[9] * stem * DELTA + s[13] * synonym * DELTA + s[17] * paraphrase * DELTA
+                         + s[7] * exact * function + s[11] * stem * function + s[15] * synonym * function
+                         + s[19] * paraphrase * function)
+    precision = _divide(candidate_matches, candidate_length)
+    recall = _divide(reference_matches, reference_length)
+    f_mean = _divide(1.0, _divide(1.0 - ALPHA, precision) + _divide(ALPHA, recall))
+    if s[CHUNKS] == 1 and s[4] + s[6] + s[8] + s[10] + s[12] + s[14] + s[16] + s[18] == s[0] and \
+            s[5] + s[7] + s[9] + s[11] + s[13] + s[15] + s[17] + s[19] == s[1]:
+        fragmentation = 0.0  # the candidate is the reference
+    else:
+        fragmentation = _divide(s[CHUNKS], (s[21] + s[22]) / 2)
+    score = f_mean * (1.0 - GAMMA * fragmentation ** BETA)
+    return score if score > 0 else 0.0  # NaN and negative scores are 0
+
+
+def aggregate(statistics: Iterable[Sequence[float]]) -> float:
+    """The corpus METEOR of candidates' statistics: their sum (a candidate that equals its reference adds no chunk)
+    scored as one, as the jar's ``EVAL`` line computes it.
+
+    >>> aggregate([[6, 5, 3, 2, 2, 2, 2, 2, 1, 1] + [0] * 10 + [2, 5, 5], [7, 5, 3, 3, 2, 2, 3, 3] + [0] * 12 + [3, 5, 5]])
+    0.4266123347277777
+    """
+    total = [0.0] * STATISTICS
+    for row in statistics:
+        perfect = (sum(row[4 + 4 * stage] + row[6 + 4 * stage] for stage in range(4)) == row[0]
+                   and sum(row[5 + 4 * stage] + row[7 + 4 * stage] for stage in range(4)) == row[1] and row[CHUNKS] == 1)
+        for k, value in enumerate(row):
+            if k != CHUNKS or not perfect:
+                total[k] += value
+    return score_from_statistics(total)
+
+
+def meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
+           resources: MeteorResources | None = None) -> tuple[float, list[float], list[tuple[float, ...]]]:
+    """METEOR 1.5 of each candidate against its references (``-l en -norm``), as pycocoevalcap's jar computes it:
+    the corpus score, one score per candidate and each candidate's statistics (those of its first best reference;
+    :func:`aggregate` turns any collection of them into the corpus score)."""
+    if len(candidates) != len(references):
+        raise ValueError(f"got {len(candidates)} candidates but {len(references)} reference lists")
+    for i, refs in enumerate(references):
+        if not refs:
+            raise ValueError(f"references[{i}] is empty: METEOR needs a reference for every candidate")
+    resources = resources or load_resources()
+    # The call makes many small containers and frees none until it ends: the cyclic collector would walk them all.
+    with collection_paused():
+        return _meteor(candidates, references, resources)
+
+
+def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
+            resources: MeteorResources) -> tuple[float, list[float], list[tuple[float, ...]]]:
+    normalized: dict[str, int] = {}
+    texts: list[str] = []
+
+    def sentence(text: str) -> int:
+        index = normalized.get(text)
+        if index is None:
+            index = normalized[text] = len(texts)
+            texts.append(normalize(text, resources.prefixes))
+        return index
+
+    candidate_rows = [sentence(text) for text in candidates]
+    reference_rows = [[sentence(text) for text in refs] for refs in references]
+    # Sentences equal once normalized share one Sentence.
+    distinct: dict[str, int] = {}
+    same = [distinct.setdefault(text, len(distinct)) for text in texts]
+    sentences = [Sentence(text, resources) for text in distinct]
+    pairs = list(dict.fromkeys((same[c], same[r]) for c, refs in zip(candidate_rows, reference_rows) for r in refs))
+    paraphrases = paraphrase_matches(resources.paraphrases, sentences, pairs)
+    aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
+    scores, statistics = [], []
+    for c, refs in zip(candidate_rows, reference_rows):
+        # The first reference with the highest score.
+        best = aligned[same[c], same[refs[0]]]
+        best_score = score_from_statistics(best)
+        for r in refs[1:]:
+            candidate_statistics = aligned[same[c], same[r]]
+            candidate_score = score_from_statistics(candidate_statistics)
+            if candidate_score > best_score:
+                best, best_score = candidate_statistics, candidate_score
+        scores.append(best_score)
+        statistics.append(best)
+    return aggregate(statistics), scores, statistics

@@ -1,0 +1,220 @@
+"""The COCO n-gram kernels (capeval.scoring.ngram): hand-computed values, and equality with a dictionary-based
+implementation of the definitions (the one capeval used before the array kernels) on random captions, whole and in
+shards."""
+
+import math
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
+                                   cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
+                                   matches, reference_maxima, rouge_l, run_starts, weighted_references)
+from capeval.text.idf import DocumentFrequencies
+
+
+def test_the_index_numbers_words_and_grams_per_sentence():
+    index = NgramIndex(["b a b", "", "a b", "b a b"], 3)
+    assert index.rows == {"b a b": 0, "": 1, "a b": 2} and index.lengths.tolist() == [3, 0, 2]
+    assert index.words == ["b", "a"]
+    unigrams, bigrams, trigrams = index.orders
+    # "b a b": b twice, a once; "": nothing; "a b": a, b (gram ids ascending within a sentence).
+    assert (unigrams.starts.tolist(), unigrams.grams.tolist(), unigrams.counts.tolist()) == ([0, 2, 2, 4], [0, 1, 0, 1], [2, 1, 1, 1])
+    assert index.gram_tuples()[1] == [("b", "a"), ("a", "b")]
+    assert (bigrams.starts.tolist(), bigrams.grams.tolist(), bigrams.counts.tolist()) == ([0, 2, 2, 3], [0, 1, 1], [1, 1, 1])
+    assert index.gram_tuples()[2] == [("b", "a", "b")] and trigrams.starts.tolist() == [0, 1, 1, 1]
+    # One word: one unigram and one bigram, ids 0 .. size - 1 with nothing beyond.
+    unigrams, bigrams = NgramIndex(["a a a"], 2).orders
+    assert (unigrams.size, unigrams.last.tolist(), unigrams.counts.tolist()) == (1, [0], [3])
+    assert (bigrams.size, bigrams.prefix.tolist(), bigrams.last.tolist(), bigrams.counts.tolist()) == (1, [0], [0], [2])
+
+
+def test_array_helpers():
+    assert distinct(np.array([5, 1, 5, 3, 1])).tolist() == [1, 3, 5] and distinct(np.array([], dtype=int)).tolist() == []
+    assert run_starts(np.array([2, 2, 2, 4, 9, 9])).tolist() == [0, 3, 4] and run_starts(np.array([7])).tolist() == [0]
+    found, at = matches(np.array([0, 3, 4, 7]), np.array([3, 7]))
+    assert found.tolist() == [False, True, False, True] and at.tolist() == [0, 1]
+    found, at = matches(np.array([2, 7, 9]), np.array([7]))  # one sorted key: every position clipped to it
+    assert found.tolist() == [False, True, False] and at.tolist() == [0]
+    found, at = matches(np.array([1]), np.array([], dtype=int))
+    assert found.tolist() == [False] and at.tolist() == []
+
+
+def test_clipped_matches_and_item_frequencies_by_hand():
+    index = NgramIndex(["a a b", "a b b", "a"], 2)
+    candidates, references, items = np.array([0]), np.array([1, 2]), np.array([0, 0])
+    unigrams, bigrams = index.orders
+    # a: min(2 in the candidate, at most 1 in a reference) = 1; b: min(1, 2) = 1. Bigram "a b": 1.
+    assert clipped_matches(unigrams, candidates, reference_maxima(unigrams, references, items)).tolist() == [2]
+    assert clipped_matches(bigrams, candidates, reference_maxima(bigrams, references, items)).tolist() == [1]
+    # Two items: ["a b b"] and ["a", "a a b"]; "a" is in both, "b" in both, "a a" only in the second.
+    assert item_frequencies(unigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist() == [2, 2]
+    assert dict(zip(index.gram_tuples()[1], item_frequencies(bigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist())) == {
+        ("a", "a"): 1, ("a", "b"): 2, ("b", "b"): 1}
+
+
+def test_clipped_cosines_by_hand():
+    table = NgramIndex(["a b", "a a c", "d"], 1).orders[0]
+    idf = np.array([1.0, 2.0, 4.0, 0.0])  # a, b, c, d: "a b": a=1, b=2; "a a c": a=2, c=4; "d": 0
+    weights = table.counts * idf[table.grams]
+    references = weighted_references(table, np.array([1, 0, 2]), np.array([0, 1, 2]), idf)
+    cosines = clipped_cosines(table, weights, np.array([0, 1, 2]), references)
+    # min(1, 2) * 2 / (√5 · √20); min(2, 1) * 1 / (√20 · √5); a zero norm: the sum, undivided.
+    assert cosines.tolist() == pytest.approx([2 / 10, 1 / 10, 0.0], abs=1e-15)
+
+
+def test_cider_d_by_hand():
+    # N = 2: idf(a) = idf(b) = idf(d) = ln 2 (b: in no reference), idf(c) = 0 (in both items' references).
+    # Item 1: candidate (ln2, ln2) on a, b; reference (ln2, 0) on a, c: ln2² / (√2 ln2 · ln2) = 1/√2, times 10.
+    # Item 2: the candidate "c" has weight 0, so its norm is 0 and the product 0.
+    assert cider_d(["a b", "c"], [["a c"], ["c d"]], n=1) == pytest.approx([10 / math.sqrt(2), 0.0], abs=1e-14)
+    # Given frequencies: N = 4 documents, df(a) = 4, so only b (unseen: log 4) counts; the reference "a c" has no b.
+    given = DocumentFrequencies(Counter({("a",): 4, ("c",): 1}), 4)
+    assert cider_d(["a b"], [["a c"]], n=1, frequencies=given) == [0.0]
+    assert cider_d(["a b"], [["a b"]], n=1, frequencies=given) == pytest.approx([10.0], abs=1e-14)
+    # By default the frequencies are of the 1..4-grams, the orders CIDEr-D scores: 5 + 4 + 3 + 2 grams of 5 words.
+    orders = Counter(map(len, cider_document_frequencies([["a b c d e"]]).counts))
+    assert sorted(orders.items()) == [(1, 5), (2, 4), (3, 3), (4, 2)]
+
+
+def test_bleu_statistics_by_hand():
+    # Lengths 3 vs 4 and 2: both one away, the shorter wins. Clipped: a 1, b 1; "a b" 1; nothing longer.
+    assert bleu_statistics(["a a b"], [["a b b c", "a b"]], n=3) == [[3, 2, 3, 2, 1, 2, 1, 0]]
+    # BLEU-n = (∏ (correct_k + 1e-15) / (guess_k + 1e-9))^(1/n), times the brevity penalty (none: 5 > 4 words).
+    row = bleu_statistics(["a b a b c"], [["a b c d"]])[0]
+    assert row == [5, 4, 5, 4, 3, 2, 3, 2, 1, 0]
+    assert bleu_from_statistics(row) == pytest.approx([3 / 5, math.sqrt(3 / 5 * 2 / 4), (3 / 5 * 2 / 4 * 1 / 3) ** (1 / 3),
+                                                       (3 / 5 * 2 / 4 * 1 / 3 * 1e-15 / 2) ** (1 / 4)], rel=1e-9)
+    # Without the epsilons (NLTK's unsmoothed sentence BLEU): the plain geometric mean, 0 once a precision is 0.
+    assert bleu_unsmoothed(row, 3) == pytest.approx((3 / 5 * 2 / 4 * 1 / 3) ** (1 / 3), rel=1e-12)
+    assert bleu_unsmoothed(row, 4) == 0.0
+    assert bleu_unsmoothed(bleu_statistics(["a b"], [["a c d"]], n=1)[0], 1) == pytest.approx(math.exp(1 - 3 / 2) / 2, rel=1e-12)
+    assert bleu_unsmoothed(bleu_statistics(["a b"], [["a b c d"]])[0], 2) == pytest.approx(math.exp(1 - 4 / 2), rel=1e-12)
+    corpus, per_caption = bleu(["a b", "c"], [["a c"], ["c"]], n=1)  # BLEU-1 alone: 1 of 2, then 1 of 1
+    assert corpus == pytest.approx([2 / 3], rel=1e-8) and per_caption == [pytest.approx([1 / 2, 1.0], rel=1e-8)]
+
+
+def test_rouge_l_by_hand():
+    # "a b" vs "a c": LCS 1, P = R = 1/2, F = (1 + 1.2²) P R / (R + 1.2² P) = 1/2. No common token: 0, in its place.
+    # The best P and the best R may come from different references: P = 2/2 from "a x b", R = 1/1 from "b", so F = 1
+    # although neither reference holds the candidate.
+    assert rouge_l(["a b", "x y", "a b", "a"], [["a c"], ["p q"], ["a x b", "b"], ["a"]]) == pytest.approx(
+        [0.5, 0.0, 1.0, 1.0], abs=1e-15)
+    assert rouge_l(["", "a"], [[""], [""]]) == [1.0, 0.0], "split on single spaces: an empty caption is one empty token"
+
+
+def test_every_candidate_needs_a_reference():
+    assert cider_d([], []) == [] and bleu([], []) == ([0.0] * 4, [[]] * 4) and rouge_l([], []) == []
+    with pytest.raises(ValueError, match="at least one reference"):
+        cider_d(["a"], [[]])
+    with pytest.raises(ValueError, match="at least one reference"):
+        bleu_statistics(["a", "b"], [["a"], []])  # one item of several
+
+
+# ----------------------------------------------------------------------- the dictionary-based definitions
+
+def gram_counts(sentence: str, n: int) -> Counter:
+    words = sentence.split()
+    return Counter(tuple(words[i:i + k]) for k in range(1, n + 1) for i in range(len(words) - k + 1))
+
+
+def dict_bleu_statistics(candidates, references, n):
+    rows = []
+    for candidate, refs in zip(candidates, references):
+        counts, most = gram_counts(candidate, n), Counter()
+        for ref in refs:
+            most |= gram_counts(ref, n)  # the largest count of each gram in one reference
+        test_len = len(candidate.split())
+        ref_len = min((abs(len(r.split()) - test_len), len(r.split())) for r in refs)[1]
+        correct = [0] * n
+        for gram, count in counts.items():
+            correct[len(gram) - 1] += min(count, most[gram])
+        rows.append([test_len, ref_len, *[max(0, test_len - k) for k in range(n)], *correct])
+    return rows
+
+
+def dict_document_frequencies(references, n):
+    return Counter(gram for refs in references for gram in set().union(*(gram_counts(r, n) for r in refs)))
+
+
+def dict_cider_d(candidates, references, n, sigma, df, documents):
+    log_n = math.log(documents)
+
+    def vector(sentence):
+        vec = {gram: tf * (log_n - math.log(max(1.0, df.get(gram, 0)))) for gram, tf in gram_counts(sentence, n).items()}
+        norms = [math.sqrt(sum(v * v for g, v in vec.items() if len(g) == k)) for k in range(1, n + 1)]
+        return vec, norms, max(0, len(sentence.split()) - 1) if n > 1 else 0
+
+    scores = []
+    for candidate, refs in zip(candidates, references):
+        vec, norms, length = vector(candidate)
+        total = 0.0
+        for ref in refs:
+            vec_ref, norms_ref, length_ref = vector(ref)
+            penalty = math.exp(-((length - length_ref) ** 2) / (2 * sigma ** 2))
+            for k in range(1, n + 1):
+                value = sum(min(v, vec_ref[g]) * vec_ref[g] for g, v in vec.items() if len(g) == k and g in vec_ref)
+                if norms[k - 1] and norms_ref[k - 1]:
+                    value /= norms[k - 1] * norms_ref[k - 1]
+                total += value * penalty
+        scores.append(min(10.0, total / n / len(refs) * 10.0))
+    return scores
+
+
+def random_corpus(seed: int, items: int):
+    generator = random.Random(seed)
+    words = [f"w{i}" for i in range(generator.choice([3, 8, 40]))]  # few words: grams repeat and clip
+
+    def sentence():
+        return " ".join(generator.choice(words) for _ in range(generator.choice([0, 1, 2, 3, 5, 8, 13])))
+
+    pool = [sentence() for _ in range(items)]  # some sentences recur across items
+    pick = lambda: generator.choice(pool) if generator.random() < 0.2 else sentence()  # noqa: E731
+    return [pick() for _ in range(items)], [[pick() for _ in range(generator.randint(1, 5))] for _ in range(items)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_kernels_equal_the_dictionary_definitions(seed, n):
+    candidates, references = random_corpus(seed, 60)
+    assert bleu_statistics(candidates, references, n) == dict_bleu_statistics(candidates, references, n)
+    df = dict_document_frequencies(references, n)
+    assert cider_document_frequencies(references, n) == DocumentFrequencies(df, len(references))
+    sigma = [6.0, 2.5][seed % 2]
+    assert cider_d(candidates, references, n, sigma) == pytest.approx(
+        dict_cider_d(candidates, references, n, sigma, df, len(references)), abs=1e-12, rel=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shards_merge_into_the_whole_corpus(seed):
+    candidates, references = random_corpus(seed, 50)
+    whole = cider_d(candidates, references)
+    cuts = sorted(random.Random(seed).sample(range(1, 50), 3))
+    shards = [slice(a, b) for a, b in zip([0, *cuts], [*cuts, 50])]
+    counted = [cider_document_frequencies(references[shard]) for shard in shards]
+    for order in (counted, counted[::-1]):  # merged in either order
+        merged = DocumentFrequencies()
+        for frequencies in order:
+            merged.merge(DocumentFrequencies(Counter(frequencies.counts), frequencies.documents))
+        assert merged == cider_document_frequencies(references)
+        scored = [s for shard in shards for s in cider_d(candidates[shard], references[shard], frequencies=merged)]
+        assert scored == pytest.approx(whole, abs=1e-12, rel=0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kernels_equal_pycocoevalcap_on_random_captions(seed):
+    pytest.importorskip("pycocoevalcap")
+    from pycocoevalcap.bleu.bleu_scorer import BleuScorer
+    from pycocoevalcap.cider.cider_scorer import CiderScorer
+
+    candidates, references = random_corpus(seed, 40)
+    toolkit_bleu, toolkit_cider = BleuScorer(n=4), CiderScorer(n=4, sigma=6.0)
+    for candidate, refs in zip(candidates, references):
+        toolkit_bleu += (candidate, refs)
+        toolkit_cider += (candidate, refs)
+    _, per_caption = toolkit_bleu.compute_score(option="closest")
+    for ours, theirs in zip(bleu(candidates, references)[1], per_caption, strict=True):  # BLEU-1 .. BLEU-4
+        assert ours == pytest.approx(theirs, abs=1e-12, rel=0)
+    assert cider_d(candidates, references) == pytest.approx(list(toolkit_cider.compute_score()[1]), abs=1e-12, rel=0)
