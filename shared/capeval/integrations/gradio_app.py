@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..inputs import check_inputs
 from ..models import ModelUnavailableError
 from ..declaration import OfflineRun, OptionSpec, declared_options
-from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
+from ..registry import MetricEntry, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores
+from ..scoring.protocol import CaptionScorer, Scores, build_checked, score_checked
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -88,8 +87,14 @@ def environment_value(spec: OptionSpec, text: str, variable: str) -> Any:
     raise ValueError(f"{variable}={text!r}: {spec.name} takes {spec.type} (lists: comma-separated or a JSON list)")
 
 
-def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
-    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables, so a Space can point at other
+def registry_entry(metric: str | MetricEntry) -> MetricEntry:
+    """The registry entry of ``metric`` (a name), or ``metric`` itself when it is one already: the Space builder
+    looks its metric up once and hands the entry on."""
+    return metric if isinstance(metric, MetricEntry) else entry(metric)
+
+
+def options_from_environment(metric: str | MetricEntry, environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric ``metric``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables, so a Space can point at other
     checkpoints: values are read by each option's declared type (:func:`environment_value`), unset or empty variables
     are skipped, and one that names no option of the metric (a typo) is a ``ValueError`` when the Space starts.
 
@@ -103,7 +108,9 @@ def options_from_environment(name: str, environ: Mapping[str, str] = os.environ)
 
     from ..registry import METRICS
 
-    specs = declared_options(entry(name).scorer_class())
+    metric = registry_entry(metric)
+    name = metric.name
+    specs = declared_options(metric.scorer_class())
     variables = {f"CAPEVAL_{name.upper()}_{spec.name.upper()}": spec for spec in specs}
     prefix = f"CAPEVAL_{name.upper()}_"
     # A longer metric name sharing the prefix (say smurf and smurf_x) owns the variables that start with its own.
@@ -118,8 +125,8 @@ def options_from_environment(name: str, environ: Mapping[str, str] = os.environ)
             for variable, spec in variables.items() if environ.get(variable)}
 
 
-def metric_card(name: str) -> tuple[dict, str]:
-    """Metric ``name``'s card (its module's README.md): the Hub's YAML header and the markdown body.
+def metric_card(metric: str | MetricEntry) -> tuple[dict, str]:
+    """Metric ``metric``'s card (its module's README.md): the Hub's YAML header and the markdown body.
 
     >>> header, body = metric_card("bleu")
     >>> header["title"], body.startswith("# ")
@@ -127,7 +134,8 @@ def metric_card(name: str) -> tuple[dict, str]:
     """
     import yaml
 
-    text = Path(module_path(name), "README.md").read_text(encoding="utf-8")
+    metric = registry_entry(metric)
+    text = Path(metric.folder or module_path(metric.name), "README.md").read_text(encoding="utf-8")
     match = re.match(r"\A---\n(.*?)\n---\n", text, flags=re.S)
     return (yaml.safe_load(match.group(1)), text[match.end():].strip()) if match else ({}, text.strip())
 
@@ -141,14 +149,16 @@ class SpaceMetric:
     note: str = ""
 
 
-def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
-    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
+def space_scorer(metric: str | MetricEntry, options: Mapping[str, Any]) -> CaptionScorer:
+    """Metric ``metric``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
     reference corpus (CIDEr-D, BERT-TBR) and none was given."""
+    metric = registry_entry(metric)
+    scorer_class = metric.scorer_class()
     options = dict(options)
-    takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(entry(name).scorer_class()))
+    takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(scorer_class))
     if takes_corpus and "idf" not in options and "idf_sentences" not in options:
         options["idf"] = SPACE_IDF
-    return build_scorer(name, options)
+    return build_checked(scorer_class, options, metric.name)
 
 
 def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
@@ -166,11 +176,11 @@ def loads(scorer: CaptionScorer) -> bool:
     return True
 
 
-def space_metric(name: str, options: Mapping[str, Any] | None = None) -> SpaceMetric:
-    """Metric ``name`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
+def space_metric(metric: str | MetricEntry, options: Mapping[str, Any] | None = None) -> SpaceMetric:
+    """Metric ``metric`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
     configuration when its models load here, else the registry's first offline stand-in, labelled."""
-    metric = entry(name)
-    scorer = space_scorer(name, options or {})
+    metric = registry_entry(metric)
+    scorer = space_scorer(metric, options or {})
     if options or metric.offline or metric.needs_images or loads(scorer):
         return SpaceMetric(metric.title, scorer, idf_note(scorer))
     for run in metric.offline_runs:
@@ -206,8 +216,7 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         raise ValueError("Type at least one reference caption (one per line).")
     inputs = image_inputs(image, features, len(candidates)) if scorer.needs_images else {}
     try:
-        checked = check_inputs(scorer, candidates, [references] * len(candidates), **inputs)
-        return scorer.score(**checked, show_progress=False)
+        return score_checked(scorer, candidates, [references] * len(candidates), **inputs, show_progress=False)
     except ExtractorUnavailableError as error:
         raise ValueError(NO_EXTRACTOR) from error
     except ModelUnavailableError as error:
@@ -333,19 +342,17 @@ def metric_space(module_file: str, *, launch: bool = False):
         from capeval.integrations.gradio_app import metric_space
         demo = metric_space(__file__, launch=__name__ == "__main__")
     """
-    from pathlib import Path
-
-    name = Path(module_file).resolve().parent.name
-    demo = build_metric_space(name, options=options_from_environment(name) or None)
+    metric = entry(Path(module_file).resolve().parent.name)
+    demo = build_metric_space(metric, options=options_from_environment(metric) or None)
     if launch:
         demo.launch()
     return demo
 
 
-def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
-                       description: str | None = None):
-    """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, outputs the
-    scores table, the bar chart and the details table).
+def build_metric_space(name: str | MetricEntry, *, options: Mapping[str, Any] | None = None,
+                       metric: SpaceMetric | None = None, description: str | None = None):
+    """The ``gr.Blocks`` Space of metric ``name`` (or its registry entry; API name ``/score``: inputs in page order,
+    outputs the scores table, the bar chart and the details table).
 
     ``options``: constructor options (default: the paper's, or the offline stand-in, see :func:`space_metric`);
     ``metric``: an already built :class:`SpaceMetric` instead; ``description``: text under the title
@@ -353,10 +360,11 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
     """
     import gradio as gr
 
-    shown = metric or space_metric(name, options)
+    registered = registry_entry(name)
+    shown = metric or space_metric(registered, options)
     scorer = shown.scorer
     takes_references = scorer.needs_references or scorer.references_optional
-    header, card = metric_card(name)
+    header, card = metric_card(registered)
     description = description or header.get("description", "")
     with gr.Blocks(title=f"capeval: {shown.label}") as demo:
         gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))
