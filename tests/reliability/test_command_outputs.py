@@ -117,6 +117,23 @@ def test_a_sound_cache_entry_is_read_not_recomputed(cache, monkeypatch):
         assert np.array_equal(cached_scores(("rouge", {}, "scores"), items, "digest"), fresh)
 
 
+def test_an_entry_another_run_dropped_first_is_no_error(cache, monkeypatch):
+    """Two runs that find one damaged entry both drop it: the second finds it gone, which is what it wanted."""
+    from capeval.benchmarks import reproduce
+
+    cache.mkdir(parents=True)
+    path = cache / "gone.npy"
+    path.write_bytes(b"")
+
+    def load_after_another_run(file, allow_pickle):
+        path.unlink()  # the other run drops it between our check and our read
+        raise ValueError("cut short")
+
+    monkeypatch.setattr(reproduce.np, "load", load_after_another_run)
+    with pytest.warns(UserWarning, match="gone.npy are damaged"):
+        assert reproduce.read_cached_scores(path, 3) is None
+
+
 class Planted:
     """An object whose unpickling leaves a file behind: a cache entry must never be unpickled."""
 
@@ -152,6 +169,43 @@ def test_a_cache_setting_that_names_a_file_is_one_line(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):
     return str(save_tiny_bert(tmp_path_factory.mktemp("bert"), num_layers=2))
+
+
+def test_a_cache_setting_names_the_cache_folder(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from capeval.settings import cache_dir
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "new"))
+    assert cache_dir() == tmp_path / "new" and not (tmp_path / "new").exists()  # made when first written to
+    monkeypatch.setenv("CAPEVAL_CACHE", "~/elsewhere")
+    assert cache_dir() == Path.home() / "elsewhere"
+    for unset in ("", None):
+        monkeypatch.setenv("CAPEVAL_CACHE", unset) if unset is not None else monkeypatch.delenv("CAPEVAL_CACHE")
+        assert cache_dir() == Path.home() / ".cache" / "capeval"
+
+
+@pytest.mark.parametrize("value, megabytes", [("0", 0), (" 2 ", 2), ("", 1024)])
+def test_an_encoding_cache_setting_of_zero_turns_the_caches_off(value, megabytes, monkeypatch):
+    from capeval.settings import encoding_cache_bytes
+
+    monkeypatch.setenv("CAPEVAL_ENCODING_CACHE_MB", value)
+    assert encoding_cache_bytes() == megabytes * 2**20
+
+
+def test_an_offline_setting_is_any_of_its_variables_set_to_yes(monkeypatch):
+    from capeval.settings import OFFLINE_VARIABLES, offline
+
+    for name in OFFLINE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert offline() is False
+    for name in OFFLINE_VARIABLES:
+        for value in ("1", " True ", "yes", "ON"):
+            monkeypatch.setenv(name, value)
+            assert offline() is True, (name, value)
+        monkeypatch.setenv(name, "0")
+        assert offline() is False
+        monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize("value", ["abc", "-5", "nan"])
@@ -243,11 +297,19 @@ def test_printed_rows_stop_at_twenty(count, shown, tmp_path, capsys):
     assert ("| # | rouge | candidate |" in out) is shown and (f"({count} rows: per-caption scores go to --output)" in out) is not shown
 
 
+@pytest.mark.parametrize("scipy", [True, False])
 @pytest.mark.parametrize("count, correlated", [(2, False), (3, True)])
-def test_kendall_needs_three_rows_with_human_scores(count, correlated, tmp_path, capsys):
+def test_kendall_needs_three_rows_with_human_scores(count, correlated, scipy, tmp_path, capsys, monkeypatch):
+    import importlib.util
+
     from capeval.cli import main
 
+    if not scipy:
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "scipy" else real(name, *rest))
     rows = write_rows(tmp_path / "rows.jsonl", [{**ROWS[i], "human_score": float(i)} for i in range(count)])
     assert main(["score", "--input", rows, "--metric", "rouge"]) == 0
     out = capsys.readouterr().out
-    assert ("Kendall τ-b against the human scores (n = 3" in out) is correlated and "| # | human | rouge | candidate |" in out
+    assert "| # | human | rouge | candidate |" in out and ("Kendall τ-b" in out) is correlated
+    assert ("Kendall τ-b against the human scores (n = 3" in out) is (correlated and scipy)
+    assert ("needs scipy: pip install 'capeval[benchmarks]'" in out) is (correlated and not scipy)
