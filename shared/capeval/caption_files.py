@@ -15,6 +15,7 @@ Every problem raises :class:`CaptionFileError` with a one-line message naming th
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,9 @@ def read_rows(path: str | Path) -> list[dict]:
         if not isinstance(references, list) or not references:
             raise CaptionFileError(f"{path}:{i}: 'references' must be a non-empty list of strings")
         row["references"] = [caption_text(r, f"{path}:{i} reference {j}") for j, r in enumerate(references, 1)]
+        human = row.get("human_score")
+        if human is not None and (isinstance(human, bool) or not isinstance(human, (int, float)) or not math.isfinite(human)):
+            raise CaptionFileError(f"{path}:{i}: 'human_score' must be a number, got {human!r}")
     return rows
 
 
@@ -81,6 +85,8 @@ def read_coco(results_path: str | Path, annotations_path: str | Path) -> list[di
     """Rows ``{image_id, candidate, references}`` in results order: each result's caption against every
     annotation caption of its image, as the COCO caption evaluation pairs them."""
     results = read_json(results_path)
+    if isinstance(results, dict) and "caption" in results:  # JSON lines with one result read as one document
+        results = [results]
     if not isinstance(results, list) or not results:
         raise CaptionFileError(f"{results_path}: expected a non-empty list of {{'image_id', 'caption'}} (COCO results format)")
     document = read_json(annotations_path)

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from .usage import RenamedFlag, UsageError
+from .usage import RenamedFlag, UsageError, add_output_arguments, check_output
 
 if TYPE_CHECKING:
     from .scoring.protocol import Scores
@@ -40,18 +40,20 @@ def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
 def runs_from_arguments(args: argparse.Namespace) -> list:
     """The metrics to run: the ``--metric`` specs, else every offline configuration (of the ``--offline`` metrics when
     given); a bad spec is a UsageError."""
-    from .evaluation import metric_runs
+    from .evaluation import metric_runs as runs_for
+    from .registry import resolve
 
     if args.metric and args.offline:
         raise UsageError("--metric and --offline do not go together: name metrics with one of them")
-    runs = [] if args.metric else metric_runs("offline")
     for spec in args.metric or []:
         try:
-            runs += metric_runs([spec])
-        except KeyError as error:
-            raise UsageError(f"--metric {spec}: {error.args[0]}") from None
+            resolve(spec)
         except (TypeError, ValueError) as error:
             raise UsageError(f"--metric {spec}: {error}") from None
+    try:
+        runs = runs_for(args.metric or "offline")
+    except ValueError as error:  # two --metric runs that nothing tells apart
+        raise UsageError(f"--metric: {error}") from None
     if args.offline:
         wanted = set(args.offline.split(","))
         unknown = sorted(wanted - {run.scorer.metric for run in runs})
@@ -116,20 +118,14 @@ def summary_line(label: str, result, rows: int) -> str:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from .atomic import check_writable, partial_file
+    from .atomic import partial_file
     from .benchmarks.stats import kendall
     from .evaluation import evaluate_runs
     from .registry import missing_extras
     from .reports.tables import markdown_table, score_text
     from .scoring.protocol import score_checked
 
-    if args.output:
-        try:
-            check_writable(args.output, overwrite=args.overwrite)  # before the scoring, not after it
-        except FileExistsError:
-            raise
-        except OSError as error:
-            raise UsageError(f"--output: {error}") from None
+    check_output(args)
     runs = runs_from_arguments(args)
     if not args.metric and (missing := missing_extras()):
         extras = sorted({extra for needed in missing.values() for extra in needed})
@@ -148,13 +144,19 @@ def run_score(args: argparse.Namespace) -> int:
 
         score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
-    result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    try:
+        result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+    except ValueError as error:  # what a metric refuses in the input, named by its label
+        raise UsageError(str(error)) from None
     print(SUMMARY_HEADER)
     for run in runs:
         print(summary_line(run.label, result, len(rows)))
     primary = {run.label: result.columns[result.primary[run.label]] for run in runs}
     human = [row.get("human_score") for row in rows]
     has_human = None not in human
+    with_human = len(rows) - human.count(None)
+    if 0 < with_human < len(rows):
+        print(f"\n({with_human} of {len(rows)} rows have a human_score: they are shown and correlated only when every row has one)")
     if len(rows) <= PRINTED_ROWS:
         header = ["#", *(["human"] if has_human else []), *primary, "candidate"]
         table = [[row.get("image_id", i), *([f"{human[i]:.2f}"] if has_human else []), *(score_text(v[i]) for v in primary.values()),
@@ -194,13 +196,11 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
                                                             "offline configurations of some metrics")
     score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
     score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
-    score.add_argument("--output", help="write every metric's per-image and corpus values as JSON here")
-    score.add_argument("--out", action=RenamedFlag, use="--output")
+    add_output_arguments(score, "write every metric's per-image and corpus values as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: Ray Data actors (pip install capeval[ray]; a cluster "
                             "when --ray-address or RAY_ADDRESS is set, else a local Ray instance)")
     score.add_argument("--ray-address", help="the Ray cluster --engine ray joins (default: $RAY_ADDRESS, else a local instance)")
-    score.add_argument("--overwrite", action="store_true", help="replace an existing --output file (it is refused otherwise)")
     score.set_defaults(run=run_score)
 
 
@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     from .caption_files import CaptionFileError
     from .models import ModelUnavailableError
     from .registry import MissingExtraError
+    from .settings import SettingError, check_settings
 
     parser = build_parser(argv)
     try:
@@ -257,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        check_settings()
         return int(args.run(args) or 0)
     except ModuleNotFoundError as error:
         extras = COMMANDS[args.command][2]
@@ -265,8 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"capeval {args.command} needs capeval's {' and '.join(extras)} extra{'s' if len(extras) > 1 else ''} "
               f"({error.name} is not installed): pip install 'capeval[{','.join(extras)}]'", file=sys.stderr)
         return 2
-    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError, MissingExtraError) as error:
-        # A mistake in the input or a checkpoint that cannot be had is the user's to fix, not a crash: say what to do.
+    except (UsageError, CaptionFileError, ModelUnavailableError, FileExistsError, SettingError, MissingExtraError) as error:
+        # A mistake in the input, the settings or a checkpoint that cannot be had is the user's to fix, not a crash:
+        # say what to do.
         print(f"capeval {args.command}: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

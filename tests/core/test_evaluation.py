@@ -84,8 +84,9 @@ def test_a_plugin_cannot_shadow_a_capeval_metric(monkeypatch):
     from capeval import registry
 
     plugin = registry.MetricEntry("bleu", "somewhere.else:OtherBleu")
-    monkeypatch.setattr(registry, "plugin_metrics", lambda: {"bleu": plugin, "extra": registry.MetricEntry("extra", "x:Y")})
+    extra = registry.MetricEntry("extra", "capeval.scoring.coco:RougeScorer")
+    monkeypatch.setattr(registry, "plugin_metrics", lambda: {"bleu": plugin, "extra": extra})
     fresh = registry.Registry()
     with pytest.warns(UserWarning, match="entry point 'bleu' .* is shadowed by capeval's own metric"):
         assert fresh["bleu"].scorer == "capeval.scoring.coco:BleuScorer"
-    assert fresh["extra"].scorer == "x:Y" and fresh["extra"].folder is None
+    assert fresh["extra"].scorer == "capeval.scoring.coco:RougeScorer" and fresh["extra"].folder is None

@@ -1,16 +1,11 @@
-"""capeval.integrations.torchmetrics: two gloo processes give the single-process scores (corpus metrics gather
-their inputs, per-caption metrics sync sums), and a Metric logs from a Lightning validation_step."""
-
-import json
-import socket
+"""capeval.integrations.torchmetrics in one process, and a Metric logging from a Lightning validation_step (two gloo
+processes: tests/reliability/test_torchmetrics_ranks.py)."""
 
 import pytest
 
 pytest.importorskip("torchmetrics")
 
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
 
 import capeval  # noqa: E402
 from capeval.integrations.torchmetrics import CaptionScoreMetric, metric_class  # noqa: E402
@@ -19,52 +14,6 @@ from capeval.samples import sample_captions  # noqa: E402
 ROWS = sample_captions()
 PREDICTIONS = [row["candidate"] for row in ROWS]
 REFERENCES = [row["references"] for row in ROWS]
-
-
-def metric_options(tiny_bert_path):
-    """(metric, options) of each checked metric: two corpus-level ones, BERT-TBR (IDF over the corpus) and ROUGE-L
-    (per caption: scored on each process, sums synced)."""
-    return {"bleu": {}, "cider": {}, "bert_tbr": {"model_name": tiny_bert_path, "layer": 2, "beta": 0.4},
-            "rouge": {}}
-
-
-def single_process_scores(options):
-    return {name: capeval.load(name, **kwargs).compute(predictions=PREDICTIONS, references=REFERENCES)[
-        capeval.registry.build_scorer(name, kwargs).name] for name, kwargs in options.items()}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def score_in_process(rank, world_size, port, options, out_folder):
-    """One gloo process: its shard (every world_size-th row) in batches of 3, then compute on the gathered state."""
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
-    try:
-        metrics = {name: CaptionScoreMetric(name, **kwargs) for name, kwargs in options.items()}
-        shard = list(range(rank, len(PREDICTIONS), world_size))
-        for start in range(0, len(shard), 3):
-            rows = shard[start : start + 3]
-            for metric in metrics.values():
-                metric.update([PREDICTIONS[i] for i in rows], [REFERENCES[i] for i in rows])
-        values = {name: float(metric.compute()) for name, metric in metrics.items()}
-        (out_folder / f"rank{rank}.json").write_text(json.dumps(values))
-    finally:
-        dist.destroy_process_group()
-
-
-@pytest.mark.slow
-def test_two_gloo_processes_give_the_single_process_scores(tiny_bert_path, tmp_path):
-    options = metric_options(tiny_bert_path)
-    mp.spawn(score_in_process, args=(2, free_port(), options, tmp_path), nprocs=2, join=True)
-    expected = single_process_scores(options)
-    for rank in (0, 1):
-        assert json.loads((tmp_path / f"rank{rank}.json").read_text()) == pytest.approx(expected, rel=1e-6, abs=1e-9)
-    # A shard alone gives other corpus values: the gather is what makes them exact.
-    shard_alone = capeval.load("cider").compute(predictions=PREDICTIONS[::2], references=REFERENCES[::2])["cider"]
-    assert shard_alone != pytest.approx(expected["cider"], rel=1e-3)
 
 
 def test_one_process_equals_evaluate_and_all_columns():

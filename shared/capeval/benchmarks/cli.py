@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from capeval.usage import RenamedFlag, UsageError
+from capeval.usage import UsageError, add_output_arguments, check_output
 
 
 def load_metric(spec: str, options: dict):
     """An evaluate module from a folder or .py path, or a capeval metric's scorer from ``name[:key=value,...]`` (scored
     as its module would, without ``evaluate``); ``options`` (``--option``) go to either."""
-    from capeval.registry import METRICS, resolve, split_spec
+    from capeval.registry import METRICS, UnknownMetricError, resolve, split_spec
 
     try:
         # A registry name wins over a file of that name in the working folder: scoring it needs no evaluate.
@@ -27,8 +27,8 @@ def load_metric(spec: str, options: dict):
 
             return evaluate.load(spec, **options)
         return resolve(spec, options)
-    except KeyError as error:
-        raise UsageError(f"--metric {spec}: {error.args[0]}; or give an evaluate module path") from None
+    except UnknownMetricError as error:
+        raise UsageError(f"--metric {spec}: {error}; or give an evaluate module path") from None
     except (TypeError, ValueError) as error:  # an unknown option or a bad value, named by the scorer
         raise UsageError(f"--metric {spec}: {error}") from None
 
@@ -40,20 +40,13 @@ def check_folder(flag: str, folder: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from capeval.atomic import check_writable
     from capeval.benchmarks.harness import as_scoring_metric, results_markdown, run_benchmarks, write_outputs
     from capeval.benchmarks.released import BenchmarkFileError, data_note
     from capeval.benchmarks.rowsets import BENCHMARKS, with_data
-    from capeval.evaluation import spec_label
-    from capeval.registry import parse_options, split_spec
+    from capeval.evaluation import run_labels
+    from capeval.registry import parse_options, spec_options
 
-    if args.output:
-        try:
-            check_writable(args.output, overwrite=args.overwrite, folder=True)  # before the scoring, not after it
-        except FileExistsError:
-            raise
-        except OSError as error:
-            raise UsageError(f"--output: {error}") from None
+    check_output(args, folder=True)
     if args.samples < 0:
         raise UsageError(f"--samples {args.samples}: give 0 (no confidence intervals) or more")
     if "amber" in args.dataset:
@@ -79,14 +72,19 @@ def run(args: argparse.Namespace) -> int:
         from capeval.benchmarks.references import composite_with_references
 
         composite = composite_with_references(args.composite_references)
-    results = []
-    for spec in args.metric:
-        name, own = split_spec(spec)
-        label = spec_label((name, {**options, **parse_options(own, "--metric")}))
+    metrics = [load_metric(spec, options) for spec in args.metric]  # every metric is checked before any is scored
+    try:
+        labels = run_labels([spec_options(spec, options) for spec in args.metric])  # distinct, or one line naming the clash
+    except ValueError as error:
+        raise UsageError(f"--metric: {error}") from None
+    scorings = []
+    for metric, label in zip(metrics, labels):
         try:
-            scoring = as_scoring_metric(load_metric(spec, options), args.score_key, label)
+            scorings.append(as_scoring_metric(metric, args.score_key, label))
         except ValueError as error:
             raise UsageError(f"--score-key: {error}") from None
+    results = []
+    for scoring in scorings:
         for dataset in datasets:
             # Protocol options apply to the benchmarks that take them.
             chosen = {k: v for k, v in protocol.items() if k in accepted[dataset]}
@@ -176,8 +174,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder with captions_val2014.json and/or the Flickr30k captions (results_20130124.token): "
                              "Composite's COCO and Flickr30k rows get references (else only its Flickr8k rows are scored)")
     parser.add_argument("--score-key", default="scores", help="result key holding per-caption scores")
-    parser.add_argument("--output", help="write results.md/.csv/.json and scatter plots into this folder")
-    parser.add_argument("--out", action=RenamedFlag, use="--output")
+    add_output_arguments(parser, "write results.md/.csv/.json and scatter plots into this folder", folder=True)
     parser.add_argument("--no-plots", action="store_true", help="skip the scatter plots")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --output folder (it is refused otherwise)")
     parser.set_defaults(run=run)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
@@ -72,6 +73,24 @@ def items_digest(candidates, references, groups=()) -> str:
     return hashlib.sha256(json.dumps(scored, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
+def read_cached_scores(path: Path, count: int) -> np.ndarray | None:
+    """The ``count`` scores cached in ``path``, or ``None`` when there are none: a damaged entry (not a ``.npy`` file of
+    ``count`` finite floats) is dropped with one warning naming it, so the caller recomputes it."""
+    if not path.is_file():
+        return None
+    try:
+        scores = np.load(path, allow_pickle=False)  # a cache file is data, never code
+        if not (isinstance(scores, np.ndarray) and scores.dtype.kind == "f" and scores.shape == (count,)
+                and np.isfinite(scores).all()):
+            raise ValueError(f"it holds {getattr(scores, 'dtype', type(scores).__name__)} {getattr(scores, 'shape', '')}, "
+                             f"not {count} finite scores")
+    except (OSError, ValueError, EOFError) as error:
+        warnings.warn(f"the cached scores {path} are damaged ({error}): dropped and computed again")
+        path.unlink(missing_ok=True)
+        return None
+    return scores
+
+
 def cached_scores(spec: tuple[str, dict, str], bench: Benchmark, digest: str, use_cache: bool = True) -> np.ndarray:
     """Per-caption scores of ``spec`` = (metric, options, result column) on ``bench``'s items, from the cache when
     the same metric hashcode already scored items of the same ``digest`` (:func:`items_digest`)."""
@@ -82,8 +101,8 @@ def cached_scores(spec: tuple[str, dict, str], bench: Benchmark, digest: str, us
     scorer = build_scorer(name, options)
     key = hashlib.sha256(f"{scorer.hashcode()}|{column}|{digest}".encode()).hexdigest()
     path = scores_cache_dir() / f"{key[:32]}.npy"
-    if use_cache and path.is_file():
-        return np.load(path)
+    if use_cache and (cached := read_cached_scores(path, len(bench.items))) is not None:
+        return cached
     scores, _ = score_items(as_scoring_metric(scorer, column), bench)
     if use_cache:
         with partial_file(path) as out:
@@ -345,11 +364,13 @@ def summary(results: list[CellResult]) -> dict[str, dict[str, int]]:
 
 def add_arguments(parser) -> None:
     """The ``reproduce`` command's arguments."""
+    from capeval.usage import add_output_arguments
+
     parser.set_defaults(run=run)
     parser.add_argument("paper", choices=[*PAPERS, *BENCHMARKS, "all"],
                         help="whose tables to re-run, or a benchmark: every table's cells on it")
     parser.add_argument("--row", action="append", metavar="NAME", help="only this row (as printed, e.g. BLEU-4); repeatable")
-    parser.add_argument("--output", help="write one JSON object per cell to this file")
+    add_output_arguments(parser, "write one JSON object per cell to this file")
     parser.add_argument("--weights", help="folder of real checkpoints (<dir>/bert-base-uncased, <dir>/roberta-large, ...) "
                                           "for the model rows")
     parser.add_argument("--composite-references",
@@ -369,10 +390,13 @@ def no_cells_note(selection: str) -> str:
 
 
 def run(args) -> int:
-    from capeval.usage import UsageError
+    from capeval.usage import UsageError, check_output
 
+    check_output(args)  # before the work, not after it
     results: list[CellResult] = []
     try:
+        if not args.no_cache:
+            scores_cache_dir()  # CAPEVAL_CACHE must name a folder: say so now, not after the first table
         composite = None
         if args.composite_references:
             from capeval.benchmarks.references import composite_with_references
@@ -396,7 +420,7 @@ def run(args) -> int:
     if args.output:
         from capeval.atomic import partial_file
 
-        with partial_file(args.output, mode="w") as out:
+        with partial_file(args.output, mode="w", overwrite=args.overwrite) as out:
             json.dump([asdict(r) for r in results], out, indent=1, ensure_ascii=False)
         print(f"wrote {args.output}")
     return 0

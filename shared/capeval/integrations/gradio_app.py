@@ -17,19 +17,19 @@ loaded (no network), the registry's offline stand-in is used and labelled.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..inputs import check_inputs
 from ..models import ModelUnavailableError
+from ..declaration import OfflineRun, OptionSpec, declared_options
+from ..registry import MetricEntry, entry, idf_note, module_path, offline_runs
 from ..reports.tables import score_text
-from ..declaration import OfflineRun, declared_options
-from ..registry import build_scorer, entry, idf_note, module_path, offline_runs
 from ..samples import SAMPLE_IMAGE_CANDIDATES, SAMPLE_IMAGE_REFERENCES, sample_captions, sample_image, sample_region_features
-from ..scoring.protocol import CaptionScorer, Scores, score_checked
+from ..scoring.protocol import CaptionScorer, Scores, build_checked, score_checked
 from ..text.reference_corpus import REFERENCE_CORPORA
 from ..vision.extractors import ExtractorUnavailableError
 
@@ -50,22 +50,86 @@ def parse_lines(text: str | None) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def options_from_environment(name: str, environ: Mapping[str, str] = os.environ) -> dict:
-    """Metric ``name``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables (any declared option; values
-    are JSON when they parse, else text), so a Space can point at other checkpoints. Unset or empty ones are skipped.
+#: How the environment spells true and false.
+ENVIRONMENT_BOOLS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
-    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/x"})
-    {'model_name': '/models/x', 'layer': 6}
+
+def environment_value(spec: OptionSpec, text: str, variable: str) -> Any:
+    """The value of option ``spec`` that the environment variable ``variable`` spells as ``text``, read by the
+    option's declared type (a path or a model id stays text: ``1e5`` is no number for a ``str`` option); a
+    ``ValueError`` naming the variable when ``text`` is none of what the option takes.
+
+    >>> specs = {spec.name: spec for spec in declared_options(entry("bertscore").scorer_class())}
+    >>> environment_value(specs["layer"], "8", "X"), environment_value(specs["idf"], "true", "X"), environment_value(specs["baseline_path"], "1e5", "X")
+    (8, True, '1e5')
     """
-    from ..registry import parse_options
+    if spec.choices is not None:
+        for choice in spec.choices:
+            if str(choice).lower() == text.strip().lower():
+                return choice
+        raise ValueError(f"{variable}={text!r}: {spec.name} takes one of {', '.join(map(str, spec.choices))}")
+    for kind in spec.type.split(" | "):
+        if kind in ("str", "os.PathLike", "torch.device"):
+            return text
+        if kind == "bool" and text.strip().lower() in ENVIRONMENT_BOOLS:
+            return ENVIRONMENT_BOOLS[text.strip().lower()]
+        if kind == "int" and re.fullmatch(r"\s*[+-]?\d+\s*", text):
+            return int(text)
+        if kind == "float":
+            try:
+                return float(text)
+            except ValueError:
+                continue
+        if kind.startswith(("Sequence[str]", "list[str]")):
+            try:
+                items = json.loads(text) if text.lstrip().startswith("[") else [item.strip() for item in text.split(",")]
+            except json.JSONDecodeError:
+                continue
+            if isinstance(items, list) and all(isinstance(item, str) for item in items):
+                return items
+    raise ValueError(f"{variable}={text!r}: {spec.name} takes {spec.type} (lists: comma-separated or a JSON list)")
 
-    variables = {spec.name: f"CAPEVAL_{name.upper()}_{spec.name.upper()}" for spec in declared_options(entry(name).scorer_class())}
-    return parse_options([f"{option}={environ[variable]}" for option, variable in variables.items() if environ.get(variable)],
-                         "environment")
+
+def registry_entry(metric: str | MetricEntry) -> MetricEntry:
+    """The registry entry of ``metric`` (a name), or ``metric`` itself when it is one already: the Space builder
+    looks its metric up once and hands the entry on."""
+    return metric if isinstance(metric, MetricEntry) else entry(metric)
 
 
-def metric_card(name: str) -> tuple[dict, str]:
-    """Metric ``name``'s card (its module's README.md): the Hub's YAML header and the markdown body.
+def options_from_environment(metric: str | MetricEntry, environ: Mapping[str, str] = os.environ) -> dict:
+    """Metric ``metric``'s constructor options from ``CAPEVAL_<NAME>_<OPTION>`` variables, so a Space can point at other
+    checkpoints: values are read by each option's declared type (:func:`environment_value`), unset or empty variables
+    are skipped, and one that names no option of the metric (a typo) is a ``ValueError`` when the Space starts.
+
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYER": "6", "CAPEVAL_BERT_TBR_MODEL_NAME": "/models/1e5"})
+    {'model_name': '/models/1e5', 'layer': 6}
+    >>> options_from_environment("bert_tbr", {"CAPEVAL_BERT_TBR_LAYERS": "6"})
+    Traceback (most recent call last):
+    ValueError: CAPEVAL_BERT_TBR_LAYERS names no option of bert_tbr (did you mean CAPEVAL_BERT_TBR_LAYER?); ...
+    """
+    import difflib
+
+    from ..registry import METRICS
+
+    metric = registry_entry(metric)
+    name = metric.name
+    specs = declared_options(metric.scorer_class())
+    variables = {f"CAPEVAL_{name.upper()}_{spec.name.upper()}": spec for spec in specs}
+    prefix = f"CAPEVAL_{name.upper()}_"
+    # A longer metric name sharing the prefix (say smurf and smurf_x) owns the variables that start with its own.
+    others = [f"CAPEVAL_{other.upper()}_" for other in METRICS if other != name and f"CAPEVAL_{other.upper()}_".startswith(prefix)]
+    for variable in sorted(environ):
+        if (variable.startswith(prefix) and variable not in variables and environ[variable]
+                and not any(variable.startswith(other) for other in others)):
+            close = difflib.get_close_matches(variable, list(variables))
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"{variable} names no option of {name}{hint}; its variables: {', '.join(variables)}")
+    return {spec.name: environment_value(spec, environ[variable], variable)
+            for variable, spec in variables.items() if environ.get(variable)}
+
+
+def metric_card(metric: str | MetricEntry) -> tuple[dict, str]:
+    """Metric ``metric``'s card (its module's README.md): the Hub's YAML header and the markdown body.
 
     >>> header, body = metric_card("bleu")
     >>> header["title"], body.startswith("# ")
@@ -73,7 +137,8 @@ def metric_card(name: str) -> tuple[dict, str]:
     """
     import yaml
 
-    text = Path(module_path(name), "README.md").read_text(encoding="utf-8")
+    metric = registry_entry(metric)
+    text = Path(metric.folder or module_path(metric.name), "README.md").read_text(encoding="utf-8")
     match = re.match(r"\A---\n(.*?)\n---\n", text, flags=re.S)
     return (yaml.safe_load(match.group(1)), text[match.end():].strip()) if match else ({}, text.strip())
 
@@ -89,14 +154,16 @@ class SpaceMetric:
     missing: str = ""
 
 
-def space_scorer(name: str, options: Mapping[str, Any]) -> CaptionScorer:
-    """Metric ``name``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
+def space_scorer(metric: str | MetricEntry, options: Mapping[str, Any]) -> CaptionScorer:
+    """Metric ``metric``'s scorer with ``options``, plus ``idf=SPACE_IDF`` when its ``idf`` option takes a shipped
     reference corpus (CIDEr-D, BERT-TBR) and none was given."""
+    metric = registry_entry(metric)
+    scorer_class = metric.scorer_class()
     options = dict(options)
-    takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(entry(name).scorer_class()))
+    takes_corpus = any(spec.name == "idf" and SPACE_IDF in (spec.choices or ()) for spec in declared_options(scorer_class))
     if takes_corpus and "idf" not in options and "idf_sentences" not in options:
         options["idf"] = SPACE_IDF
-    return build_scorer(name, options)
+    return build_checked(scorer_class, options, metric.name)
 
 
 def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
@@ -127,12 +194,12 @@ def missing_here(scorer: CaptionScorer) -> str:
     return ""
 
 
-def space_metric(name: str, options: Mapping[str, Any] | None = None) -> SpaceMetric:
-    """Metric ``name`` for its Space: with ``options`` when given (e.g. from the environment), else the paper's
-    configuration when it runs here, else the registry's first offline stand-in, labelled; with what it lacks here
-    when nothing runs."""
-    metric = entry(name)
-    scorer = space_scorer(name, options or {})
+def space_metric(metric: str | MetricEntry, options: Mapping[str, Any] | None = None) -> SpaceMetric:
+    """Metric ``metric`` (a name or its registry entry) for its Space: with ``options`` when given (e.g. from the
+    environment), else the paper's configuration when it runs here, else the registry's first offline stand-in,
+    labelled; with what it lacks here when nothing runs."""
+    metric = registry_entry(metric)
+    scorer = space_scorer(metric, options or {})
     default_run = next((run for run in metric.offline_runs if run.options == {}), None)
     missing = "" if default_run is not None and default_run.available() else missing_here(scorer)
     if missing and not options:
@@ -187,8 +254,7 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         raise ValueError("Type at least one reference caption (one per line).")
     inputs = image_inputs(image, features, len(candidates)) if scorer.needs_images else {}
     try:
-        checked = check_inputs(scorer, candidates, [references] * len(candidates), **inputs)
-        return scorer.score(**checked, show_progress=False)
+        return score_checked(scorer, candidates, [references] * len(candidates), **inputs, show_progress=False)
     except ExtractorUnavailableError as error:
         raise ValueError(NO_EXTRACTOR) from error
     except ModelUnavailableError as error:
@@ -348,19 +414,18 @@ def metric_space(module_file: str, *, launch: bool = False):
         from capeval.integrations.gradio_app import metric_space
         demo = metric_space(__file__, launch=__name__ == "__main__")
     """
-    from pathlib import Path
-
-    name = Path(module_file).resolve().parent.name
-    demo = build_metric_space(name, options=options_from_environment(name) or None)
+    metric = entry(Path(module_file).resolve().parent.name)
+    demo = build_metric_space(metric, options=options_from_environment(metric) or None)
     if launch:
         demo.launch()
     return demo
 
 
-def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, metric: SpaceMetric | None = None,
-                       description: str | None = None):
-    """The ``gr.Blocks`` Space of metric ``name`` (API name ``/score``: inputs in page order, the image and region
-    features only where the scorer reads them; outputs the scores table, the bar chart and the details table).
+def build_metric_space(name: str | MetricEntry, *, options: Mapping[str, Any] | None = None,
+                       metric: SpaceMetric | None = None, description: str | None = None):
+    """The ``gr.Blocks`` Space of metric ``name`` (or its registry entry; API name ``/score``: inputs in page order,
+    the image and region features only where the scorer reads them; outputs the scores table, the bar chart and the
+    details table).
 
     ``options``: constructor options (default: the paper's, or the offline stand-in, see :func:`space_metric`);
     ``metric``: an already built :class:`SpaceMetric` instead; ``description``: text under the title
@@ -368,10 +433,11 @@ def build_metric_space(name: str, *, options: Mapping[str, Any] | None = None, m
     """
     import gradio as gr
 
-    shown = metric or space_metric(name, options)
+    registered = registry_entry(name)
+    shown = metric or space_metric(registered, options)
     scorer = shown.scorer
     takes_references = scorer.needs_references or scorer.references_optional
-    header, card = metric_card(name)
+    header, card = metric_card(registered)
     description = description or header.get("description", "")
     with gr.Blocks(title=f"capeval: {shown.label}") as demo:
         gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))

@@ -10,6 +10,7 @@ plots (metric score against human judgment) when they were written beside the re
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Sequence
 
@@ -26,19 +27,28 @@ def baseline_results() -> Path:
 
 
 def load_results(path: str | Path) -> list[dict]:
-    """The harness results in ``path`` (a ``results.json`` written by ``capeval benchmark --out``); ``ValueError``
-    for a file that is missing, not JSON, or not a list of results.
+    """The harness results in ``path`` (a ``results.json`` written by ``capeval benchmark --out``, or the same results
+    as JSON lines, one per line); ``ValueError`` for a file that is missing, not JSON, or not a list of results.
 
     >>> load_results("no/such/results.json")
     Traceback (most recent call last):
     ValueError: no/such/results.json cannot be read (No such file or directory)
     """
     try:
-        results = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        try:
+            results = json.loads(text)
+        except json.JSONDecodeError as whole:
+            try:  # JSON lines: one result per line
+                results = [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError:
+                raise whole from None
     except OSError as error:
         raise ValueError(f"{path} cannot be read ({error.strerror or error})") from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise ValueError(f"{path} is not JSON ({error}): expected a results.json written by capeval benchmark --out") from None
+    if isinstance(results, dict):  # JSON lines holding one result
+        results = [results]
     if not isinstance(results, list) or not all(isinstance(r, dict) and "rows" in r and "metric" in r for r in results):
         raise ValueError(f"{path} is not a results.json written by capeval benchmark --out")
     return results
@@ -98,17 +108,31 @@ def readable_spec(label: str) -> str:
     return f"{name}:{','.join(options)}"
 
 
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def usable_rows(result: dict) -> list[dict]:
+    """The rows of one harness result that the board can show: text labels, a finite value, an interval of two
+    numbers or none (a file edited by hand or cut short may hold others; :func:`board_note` counts them)."""
+    if result.get("skipped") or not isinstance(result.get("rows"), list):
+        return []
+    return [row for row in result["rows"] if isinstance(row, dict)
+            and all(isinstance(row.get(key), str) for key in ("row_set", "statistic", "metric"))
+            and is_number(row.get("value"))
+            and (row.get("low") is None and row.get("high") is None or is_number(row.get("low")) and is_number(row.get("high")))]
+
+
 def results_table(results: Sequence[dict]):
     """One row per (metric, benchmark, row set, statistic): value, 95% interval and protocol; the metric as the
     spec a user types (:func:`readable_spec`)."""
     import pandas as pd
 
-    rows = [{"benchmark": result["title"], "row set": row["row_set"], "statistic": row["statistic"],
-             "metric": readable_spec(row["metric"]),
-             "value": round(row["value"], DIGITS),
-             "95% interval": "" if row["low"] is None else f"[{row['low']:.{DIGITS}f}, {row['high']:.{DIGITS}f}]",
-             "n": row["n"], "protocol": row["protocol"]}
-            for result in results if not result.get("skipped") for row in result["rows"]]
+    rows = [{"benchmark": str(result.get("title") or result.get("benchmark", "")), "row set": row["row_set"],
+             "statistic": row["statistic"], "metric": readable_spec(row["metric"]), "value": round(row["value"], DIGITS),
+             "95% interval": "" if row.get("low") is None else f"[{row['low']:.{DIGITS}f}, {row['high']:.{DIGITS}f}]",
+             "n": row.get("n", ""), "protocol": str(row.get("protocol", ""))}
+            for result in results for row in usable_rows(result)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -225,8 +249,8 @@ def scatter_frame(table, x_axis: str | None, y_axis: str | None):
     wide = axes.pivot_table(index="metric", columns="axis", values="value")
     if x_axis not in wide or y_axis not in wide:
         return empty
-    points = pd.DataFrame({"metric": wide.index, "x": wide[x_axis].to_numpy(), "y": wide[y_axis].to_numpy()})
-    return points.dropna().reset_index(drop=True)
+    points = wide[list(dict.fromkeys([x_axis, y_axis]))].dropna().reset_index()  # one column when both axes are one
+    return pd.DataFrame({"metric": points["metric"], "x": points[x_axis], "y": points[y_axis]})
 
 
 Box = tuple[float, float, float, float]  # left, bottom, right, top, in pixels
@@ -362,6 +386,11 @@ def board_note(path: Path) -> tuple[list[dict], str]:
         return [], f"**No results to show**: {error}."
     if not any(not result.get("skipped") for result in results):
         return results, f"**No results to show**: {path.name} holds {'only skipped runs' if results else 'no runs'}."
+    rows = [row for result in results if not result.get("skipped") and isinstance(result["rows"], list) for row in result["rows"]]
+    left_out = len(rows) - sum(len(usable_rows(result)) for result in results)
+    if left_out:
+        return results, (f"**{left_out} of the {len(rows)} rows in {path.name} are left out**: each needs row_set, statistic "
+                         "and metric, a finite value, and a 95% interval of two numbers or none.")
     return results, ""
 
 

@@ -37,16 +37,9 @@ class CaptionEvaluator:
     ``images`` / ``region_features``: one entry per eval example, for image metrics.
     """
 
-    def __init__(self, metrics: Sequence[MetricSpec], *, references: Sequence[Sequence[str]] | Sequence[str] | None = None,
+    def __init__(self, metrics: Sequence[MetricSpec] | MetricSpec | Mapping[str, Mapping[str, Any]], *, references: Sequence[Sequence[str]] | Sequence[str] | None = None,
                  images: Sequence[Any] | None = None, region_features: Sequence[Any] | None = None):
-        if isinstance(metrics, (str, tuple, CaptionScorer)):
-            metrics = [metrics]
-        if not metrics:
-            raise ValueError("metrics is empty: name at least one capeval metric, e.g. ['bleu', 'cider']")
-        try:
-            self.runs = metric_runs(list(metrics))
-        except KeyError as error:
-            raise ValueError(error.args[0]) from None
+        self.runs = metric_runs(metrics)  # one spec, a list, or names mapped to options, as capeval.evaluate takes them
         self.references = None if references is None else normalize_references(references, len(references))
         self.images = images
         self.region_features = region_features

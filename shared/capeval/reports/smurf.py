@@ -26,6 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..atomic import partial_file
 from ..scoring.smurf import OUTLIER_THRESHOLD, fuse, standardize
 from .tables import markdown_table
 
@@ -228,11 +229,10 @@ def plot_system_report(
                   f"ellipse area. Grammar penalty: Σ min(MIMA' − ({OUTLIER_THRESHOLD}), 0) over the system's captions.",
                   ha="center", va="top", fontsize=8.5, transform=table_ax.transAxes)
     fig.tight_layout()
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=150)
+    with partial_file(output) as out:  # the caller decides about an existing file (--overwrite)
+        fig.savefig(out, dpi=150, format="png")
     plt.close(fig)
-    return output
+    return Path(output)
 
 
 def read_scores(path: str | Path) -> dict[str, list[float]]:
@@ -249,8 +249,10 @@ def read_scores(path: str | Path) -> dict[str, list[float]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..usage import add_output_arguments
+
     parser.set_defaults(run=run)
-    parser.add_argument("--output", default="smurf_system_report.png", help="PNG to write (default: %(default)s)")
+    add_output_arguments(parser, "PNG to write", default="smurf_system_report.png")
     parser.add_argument("--scores", help="JSON with per-caption SPARCS, SPURTS, MIMA lists, systems interleaved "
                                          "(default: the bundled golden caption sets, 4 systems)")
     parser.add_argument("--systems", type=int, default=4, help="number of interleaved systems (default: %(default)s)")
@@ -260,6 +262,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..usage import check_output
+
+    check_output(args)
     if args.scores is None:
         golden = load_golden()
         scores = {name: golden[name].tolist() for name in ("SPARCS", "SPURTS", "MIMA")}

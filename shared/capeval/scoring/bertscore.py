@@ -185,6 +185,10 @@ def shipped_baseline(model_name: str) -> str:
     return str(path)
 
 
+#: The header of bert_score's baseline files.
+BASELINE_COLUMNS = ("LAYER", "P", "R", "F")
+
+
 @functools.lru_cache(maxsize=32)
 def read_baseline(path: str, layer: int) -> np.ndarray:
     """The P, R, F baseline of ``layer`` in a bert_score baseline file (comma-separated ``LAYER,P,R,F`` rows).
@@ -192,11 +196,32 @@ def read_baseline(path: str, layer: int) -> np.ndarray:
     >>> read_baseline(shipped_baseline("roberta-large"), 17).round(4).tolist()
     [0.8315, 0.8315, 0.8312]
     """
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = {int(row["LAYER"]): row for row in csv.DictReader(handle)}
+    name = Path(path).name
+    rows = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = [column for column in BASELINE_COLUMNS if column not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"the baseline {name!r} has no {', '.join(missing)} column: expected bert_score's "
+                                 f"comma-separated {','.join(BASELINE_COLUMNS)} rows under that header")
+            for line, row in enumerate(reader, 2):
+                try:
+                    rows[int(row["LAYER"])] = np.array([float(row[column]) for column in BASELINE_COLUMNS[1:]])
+                except (TypeError, ValueError):
+                    raise ValueError(f"the baseline {name!r} line {line} is not a layer number and three values") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"the baseline {name!r} is not a text file of {','.join(BASELINE_COLUMNS)} rows") from None
+    except OSError as error:
+        raise ValueError(f"the baseline {name!r} cannot be read ({error.strerror or error})") from None
     if layer not in rows:
-        raise ValueError(f"the baseline {Path(path).name!r} has no row for layer {layer} (it covers layers {min(rows)} to {max(rows)})")
-    return np.array([float(rows[layer][column]) for column in ("P", "R", "F")])
+        covered = f"it covers layers {min(rows)} to {max(rows)}" if rows else "it has no rows"
+        raise ValueError(f"the baseline {name!r} has no row for layer {layer} ({covered})")
+    if not (np.isfinite(rows[layer]).all() and (rows[layer] < 1).all()):
+        # (s − b) / (1 − b) is NaN or infinite for such a b, and flips the scores' order for b > 1.
+        raise ValueError(f"the baseline {name!r} gives layer {layer} P, R, F = {rows[layer].tolist()}: rescaling needs "
+                         "finite values below 1")
+    return rows[layer]
 
 
 @functools.lru_cache(maxsize=None)

@@ -81,6 +81,9 @@ class BleuScorer(CocoScorer):
         corpus = bleu_from_statistics([sum(column) for column in zip(*statistics)], 4)
         return {"bleu": corpus[self.order - 1], **{f"bleu_{k + 1}": corpus[k] for k in range(4)}}
 
+    def corpus_names(self) -> tuple[str, ...]:
+        return ("bleu", "bleu_1", "bleu_2", "bleu_3", "bleu_4")
+
     def options(self) -> dict:
         # The default is left out so that existing hashcodes stay as they were.
         smoothing = {} if self.smoothing == "coco" else {"smoothing": self.smoothing}

@@ -123,6 +123,8 @@ class CaptionScorer(abc.ABC):
     references_optional: ClassVar[bool] = False
     #: Whether a prediction's references may all be blank strings.
     blank_references_allowed: ClassVar[bool] = True
+    #: Whether a prediction may be an empty or blank string (one that would score from no words at all is refused).
+    blank_predictions_allowed: ClassVar[bool] = True
     #: Whether one caption's score depends on the other captions of the call (IDF from the corpus).
     corpus_dependent: bool = False
     higher_is_better: ClassVar[bool] = True
@@ -181,6 +183,11 @@ class CaptionScorer(abc.ABC):
     def columns(self) -> tuple[str, ...]:
         """The names of the columns ``score`` returns for this configuration, in order."""
         return self.all_columns()
+
+    def corpus_names(self) -> tuple[str, ...]:
+        """The names of the corpus values ``score`` returns for this configuration: its columns', and any other
+        (BLEU-1..4 beside BLEU-n)."""
+        return self.columns()
 
     def count_document_frequencies(self, predictions: list[str], references: list[list[str]] | None = None) -> DocumentFrequencies | None:
         """Document frequencies of these captions, which add up over shards of a corpus, for a

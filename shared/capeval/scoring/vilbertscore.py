@@ -293,6 +293,10 @@ class VilbertScoreScorer(CaptionScorer):
     needs_images = True
     reads_region_features = True
     value_range = (-1.0, 1.0)
+    # The released scorer gives an empty caption a score from its task-token row alone (0.56 with the multi-task
+    # model): a number about no words, so every surface refuses such a caption instead (see the card).
+    blank_predictions_allowed = False
+    blank_references_allowed = False
 
     def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of a vilbert-multi-task `.bin` (downloaded once into "
                                                       "the capeval cache)")] = MULTI_TASK_CHECKPOINT, *,

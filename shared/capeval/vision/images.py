@@ -71,6 +71,14 @@ def _open(item: Any, name: str) -> Image.Image:
     )
 
 
+def _open_nonempty(item: Any, name: str) -> Image.Image:
+    """:func:`_open`, refusing an image without pixels (a 0×N image would divide by zero in every resize)."""
+    image = _open(item, name)
+    if 0 in image.size:
+        raise ImageLoadError(f"{name}: {_describe(item)} is empty ({image.size[0]}×{image.size[1]} pixels)")
+    return image
+
+
 @contextlib.contextmanager
 def _decoding_errors(item: Any, name: str) -> Iterator[None]:
     """Decoding failures as one :class:`ImageLoadError` naming the item."""
@@ -116,7 +124,7 @@ def load_image(item: Any, *, name: str = "image", max_side: int | None = DEFAULT
     capeval.vision.images.ImageLoadError: images[3]: could not decode a bytes as an image (UnidentifiedImageError: ...)
     """
     with _decoding_errors(item, name):
-        image = _open(item, name)
+        image = _open_nonempty(item, name)
         width, height = image.size
         orientation = image.getexif().get(0x0112, 1) if hasattr(image, "getexif") else 1
         original_size = (height, width) if orientation in _TRANSPOSED_ORIENTATIONS else (width, height)
@@ -138,9 +146,12 @@ def open_image(item: Any, *, name: str = "image") -> Image.Image:
 
     >>> open_image(Image.new("CMYK", (5, 3))).mode
     'CMYK'
+    >>> open_image(Image.new("RGB", (0, 0)), name="images[2]")
+    Traceback (most recent call last):
+    capeval.vision.images.ImageLoadError: images[2]: a Image is empty (0×0 pixels)
     """
     with _decoding_errors(item, name):
-        image = _open(item, name)
+        image = _open_nonempty(item, name)
         image.load()
     return image
 

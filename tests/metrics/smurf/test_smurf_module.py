@@ -134,4 +134,4 @@ def test_report_from_a_scores_file(tmp_path):
     assert output.exists()
     with pytest.raises(ValueError, match="has no MIMA"):
         scores.write_text(json.dumps({"SPARCS": [0.1], "SPURTS": [0.1]}))
-        main(["--scores", str(scores), "--output", str(output)])
+        main(["--scores", str(scores), "--output", str(output), "--overwrite"])

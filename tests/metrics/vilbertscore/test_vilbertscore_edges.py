@@ -15,8 +15,9 @@ def values(scores, row: int = 0) -> list[float]:
 
 
 def test_an_empty_caption_scores_its_task_token_row_as_released(tiny_vilbert, random_vilbert_features):
-    """Code mode with the multi-task model scores the task-token output even with no word pieces, so an empty or
-    blank candidate does not score 0 (the card says so); without a task token, or in clean mode, it scores 0."""
+    """The scorer's own math (behind the input check of every surface, which refuses such captions: the card says so)
+    keeps the released behaviour: code mode with the multi-task model scores the task-token output even with no word
+    pieces, so an empty or blank candidate does not score 0; without a task token, or in clean mode, it scores 0."""
     features = [random_vilbert_features] * 3
     code = tiny_vilbert().score(["", "   ", "a man"], REFERENCES * 3, region_features=features)
     assert values(code, 0) == values(code, 1) == pytest.approx([0.9953231, 0.3934884, 0.5613735], abs=1e-6)
