@@ -256,7 +256,7 @@ def test_only_asking_for_a_broken_plugin_fails(plugin_site, tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"candidate": "a dog runs", "references": ["a dog runs fast"]}))
     done = run_with_plugins(plugin_site, tmp_path, "-m", "capeval.cli", "score", "--input", str(rows), "--metric", "rouge")
-    assert done.returncode == 0 and "- rouge: mean" in done.stdout, done.stderr
+    assert done.returncode == 0 and "- rouge: 0.8356 corpus = per-caption mean" in done.stdout, done.stderr
     assert "Traceback" not in done.stderr
     for name, message in [("broken", "ImportError: this plugin needs a package"), ("shell", "is a function, not a capeval")]:
         done = run_with_plugins(plugin_site, tmp_path, "-m", "capeval.cli", "score", "--input", str(rows), "--metric",

@@ -204,7 +204,7 @@ def chair_stand_ins(monkeypatch):
 
     monkeypatch.setattr(chair, "pos_tagger", lambda: lambda sentences: [["NNS" if t.endswith("s") else "NN" for t in tokens]
                                                                         for tokens in sentences])
-    monkeypatch.setattr(chair, "wordnet_lemmatizer", lambda: types.SimpleNamespace(lemmatize=lemma))
+    monkeypatch.setattr(chair, "wordnet", lambda: types.SimpleNamespace(lemmatize=lemma))
 
 
 def swapped_tokenizer(folder: str, target, *, lowercase: bool) -> str:

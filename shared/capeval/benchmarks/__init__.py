@@ -12,7 +12,7 @@ import importlib
 #: start do not load scipy and the harness.
 _EXPORTS = {
     "BenchmarkResult": "harness", "results_markdown": "harness", "run_benchmark": "harness", "run_benchmarks": "harness",
-    "write_outputs": "harness", "attach_images": "hub", "attach_references": "references", "hub_dir": "hub", "load_benchmark": "hub", "BENCHMARKS": "rowsets",
+    "write_outputs": "harness", "attach_images": "hub", "attach_references": "references", "hub_dir": "folders", "load_benchmark": "hub", "BENCHMARKS": "rowsets",
     "Benchmark": "rowsets", "prepare": "rowsets", "kendall": "stats",
 }
 

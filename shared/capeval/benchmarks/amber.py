@@ -53,7 +53,7 @@ def build_amber(data_dir: str | os.PathLike | None = None):
 def write_amber_folder(folder: str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Path:
     """Fill a copy of the ``hub/amber`` dataset folder (its card, and ``data/test-00000-of-00001.parquet`` built from
     AMBER's files), which ``datasets.load_dataset(folder)`` loads and a user may publish."""
-    from .hub import hub_dir
+    from .folders import hub_dir
 
     import yaml
 

@@ -9,13 +9,8 @@ repository id (downloaded by ``datasets`` unless offline).
 from __future__ import annotations
 
 import os
-from importlib import resources
-from pathlib import Path
 
-
-def hub_dir() -> Path:
-    """The folder holding one Hub dataset folder per bundled benchmark."""
-    return Path(str(resources.files("capeval.hub_datasets")))
+from capeval.benchmarks.folders import hub_dir
 
 
 def benchmark_source(name: str, source: str | os.PathLike | None = None) -> str:

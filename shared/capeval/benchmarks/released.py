@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from capeval.benchmarks.hub import hub_dir
+from capeval.benchmarks.folders import hub_dir
 
 
 class BenchmarkDataMissing(FileNotFoundError):
