@@ -40,7 +40,20 @@ def fence_examples(text: str) -> str:
     return "\n".join(out)
 
 
+def as_markdown(docstring: str) -> str:
+    """A docstring as the API reference renders it: examples fenced, Sphinx roles as code spans.
+
+    >>> as_markdown(":func:`capeval.evaluate` scores; see :mod:`~capeval.registry`.")
+    '`capeval.evaluate` scores; see `capeval.registry`.'
+    """
+    return SPHINX_ROLE.sub(r"`\1`", fence_examples(docstring))
+
+
 class DoctestFences(griffe.Extension):
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None:
-            obj.docstring.value = SPHINX_ROLE.sub(r"`\1`", fence_examples(obj.docstring.value))
+            obj.docstring.value = as_markdown(obj.docstring.value)
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        """The package itself (``capeval``'s own docstring): griffe's object events reach only its members."""
+        self.on_object(obj=pkg)

@@ -1,0 +1,93 @@
+"""The metric lists of the README, the docs and setup.cfg, and the cards' option tables, are what
+scripts/write_cards.py writes from the registry; a file it cannot process is named with the reason, and the others are
+still written."""
+
+import configparser
+import shutil
+
+import pytest
+
+import capeval
+from capeval.registry import MetricEntry
+from capeval.reports.cards import BEGIN
+from fixtures import REPO, load_script
+
+write_cards = load_script("write_cards")
+
+#: Every file write_cards.py reads and writes, for copies of the checkout.
+WRITTEN = ["README.md", "setup.cfg", *write_cards.SECTIONS, *(f"metrics/{name}/README.md" for name in capeval.METRICS
+                                                                if capeval.METRICS[name].folder is not None)]
+
+
+def in_tree():
+    return {name: entry.scorer_class() for name, entry in capeval.METRICS.items() if entry.folder is not None}
+
+
+def test_every_generated_part_is_current():
+    files, problems = write_cards.generate(REPO)
+    assert problems == []
+    stale = [str(path.relative_to(REPO)) for path, text in files.items() if path.read_text(encoding="utf-8") != text]
+    assert stale == [], "run python scripts/write_cards.py"
+
+
+def test_the_lists_name_every_metric_of_the_registry():
+    metrics = in_tree()
+    assert len(metrics) >= 17
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first_line = readme.split("\n")[2]
+    index = (REPO / "docs" / "metrics" / "index.md").read_text(encoding="utf-8")
+    home = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    scorers = (REPO / "docs" / "api" / "scorers.md").read_text(encoding="utf-8")
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    description = config["metadata"]["description"]
+    for name, scorer_class in metrics.items():
+        assert scorer_class.title in first_line and scorer_class.title in home and scorer_class.title in description
+        assert f"| [{scorer_class.title}](metrics/{name}/README.md) |" in readme
+        assert f"| [{scorer_class.title}]({name}.md) |" in index
+        assert f"::: {scorer_class.__module__}\n" in scorers
+        assert scorer_class.faithful_to, f"{name} declares no faithful_to"
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A copy of the files write_cards.py writes."""
+    for relative in WRITTEN:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / relative, tmp_path / relative)
+    return tmp_path
+
+
+def test_each_file_it_cannot_process_is_named_and_the_others_are_written(checkout, monkeypatch, capsys):
+    card = checkout / "metrics" / "bleu" / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace(BEGIN, ""), encoding="utf-8")
+    readme = checkout / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("<!-- /metrics-table -->", ""), encoding="utf-8")
+    broken = MetricEntry("broken", "capeval.scoring.no_such_module:BrokenScorer", "metrics/broken")
+    monkeypatch.setattr(write_cards, "METRICS", {**capeval.METRICS, "broken": broken})
+    rouge_card = checkout / "metrics" / "rouge" / "README.md"
+    rouge_card.write_text(rouge_card.read_text(encoding="utf-8").replace("`'ptb'`", "`'stale'`"), encoding="utf-8")
+
+    assert write_cards.main(["--repo", str(checkout)]) == 1
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "metrics/bleu/README.md: the card has no option-table markers: put the two lines <!-- options: written from the "
+        "scorer's declaration by scripts/write_cards.py; do not edit --> and <!-- /options --> under its Options heading",
+        "metrics/broken/README.md: not written, and broken is left out of the metric lists: its scorer "
+        "capeval.scoring.no_such_module:BrokenScorer cannot be imported (ModuleNotFoundError: No module named "
+        "'capeval.scoring.no_such_module')",
+        "README.md: no <!-- metrics-table: ... --> and <!-- /metrics-table --> markers around the generated section",
+    ]
+    assert "rewrote metrics/rouge/README.md" in out.splitlines()  # the others are written
+    assert rouge_card.read_text(encoding="utf-8") == (REPO / "metrics" / "rouge" / "README.md").read_text(encoding="utf-8")
+
+
+def test_check_names_the_stale_files_and_writes_nothing(checkout, capsys):
+    setup = checkout / "setup.cfg"
+    setup.write_text(setup.read_text(encoding="utf-8").replace("BLEU, ", ""), encoding="utf-8")
+    before = setup.read_text(encoding="utf-8")
+    assert write_cards.main(["--repo", str(checkout), "--check"]) == 1
+    assert capsys.readouterr().err == "setup.cfg is stale: run python scripts/write_cards.py\n"
+    assert setup.read_text(encoding="utf-8") == before
+    assert write_cards.main(["--repo", str(checkout)]) == 0
+    assert setup.read_text(encoding="utf-8") == (REPO / "setup.cfg").read_text(encoding="utf-8")
