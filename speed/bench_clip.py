@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from capeval.backbones.clip import CONTEXT_LENGTH, released_pixels, released_token_ids, save_random_clip  # noqa: E402
+from capeval.backbones.clip import released_pixels, save_random_clip  # noqa: E402
 from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
 from capeval.scoring.clip import ClipScoreScorer, harmonic_mean, unit_rows  # noqa: E402
@@ -68,8 +68,8 @@ def one_pair_per_forward(scorer: ClipScoreScorer, captions, references, images) 
     model = encoder.model
 
     def text(caption: str) -> np.ndarray:
-        ids = released_token_ids([scorer.prefix + caption], encoder.tokenizer)[0]
-        padded = torch.tensor([ids + [0] * (CONTEXT_LENGTH - len(ids))], device=encoder.device)
+        ids = encoder.token_ids([scorer.prefix + caption], "code")[0][0]
+        padded = torch.tensor([ids + [0] * (encoder.context_length - len(ids))], device=encoder.device)
         hidden = model.text_model(input_ids=padded).last_hidden_state
         return model.text_projection(hidden[:, len(ids) - 1]).cpu().numpy()
 

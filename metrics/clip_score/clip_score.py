@@ -26,6 +26,11 @@ HTML unescaping, lower-cased and cut to 77 tokens; features pooled at the first 
 (bicubic, short side 224) and center-cropped (offset rounded half to even) in their own mode before the RGB
 conversion, without EXIF rotation; features L2-normalised in numpy. mode="hf" uses transformers' tokenizer and
 image processor as they are instead. dtype="float16" follows the released code's CUDA path.
+
+The text context is the model's (77 ids for OpenAI's CLIPs, 248 for LongCLIP): model_name may be ViT-L/14
+("openai/clip-vit-large-patch14") or a LongCLIP in transformers' layout, and checkpoint= loads LongCLIP's released
+longclip-B.pt / longclip-L.pt. A caption or reference cut to the context is counted per caption (truncated_texts)
+and named in one TextTruncationWarning, never cut silently.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -40,7 +45,10 @@ Args:
 
 Constructor options (``evaluate.load(path, ...)`` or ``capeval.load("clip_score", ...)``):
     model_name (str): hub id or folder of a transformers CLIP model with its tokenizer
-        (default "openai/clip-vit-base-patch32", the paper's ViT-B/32).
+        (default "openai/clip-vit-base-patch32", the paper's ViT-B/32; "openai/clip-vit-large-patch14": ViT-L/14).
+    checkpoint (str, optional): path or URL of a torch.save file whose OpenAI-layout state dict (itself or its
+        "state_dict" entry) replaces model_name's weights, e.g. LongCLIP's longclip-L.pt on
+        model_name="openai/clip-vit-large-patch14" (its 248 positions become the context).
     w (float): scale of the image term (default 2.5).
     prefix (str): put before every caption and reference (default "A photo depicts"; a space is added).
     mode (str): "code" (the released preprocessing, default) or "hf" (transformers' processor as is).
@@ -52,7 +60,9 @@ Returns:
     scores, clip_s (list of float): CLIP-S per caption.
     refclip_s (list of float): RefCLIP-S per caption (with references).
     means (dict): {"refclip_s": mean RefCLIP-S} (with references).
-    hashcode (str): model, w, prefix, mode, dtype and capeval version.
+    truncated_texts (list of int): per caption, how many of its texts (the caption, its references) were longer
+        than the text encoder's context and cut to it.
+    hashcode (str): model, checkpoint (when given), w, prefix, mode, dtype and capeval version.
 
 Examples:
     A small random CLIP stands in for openai/clip-vit-base-patch32 here:

@@ -1,4 +1,5 @@
-"""PAC-S and RefPAC-S: positive-augmented contrastive learning for captioning evaluation (Sarto et al., CVPR 2023)."""
+"""PAC-S and RefPAC-S: positive-augmented contrastive learning for captioning evaluation (Sarto et al., CVPR 2023),
+and PAC-S++ / RefPAC-S++ (Sarto et al., IJCV 2025)."""
 
 import evaluate
 
@@ -13,6 +14,12 @@ _CITATION = """\
     year = {2023},
     pages = {6914--6924},
 }
+@article{sarto2025positive,
+    title = {Positive-Augmented Contrastive Learning for Vision-and-Language Evaluation and Training},
+    author = {Sarto, Sara and Moratelli, Nicholas and Cornia, Marcella and Baraldi, Lorenzo and Cucchiara, Rita},
+    journal = {International Journal of Computer Vision},
+    year = {2025},
+}
 """
 
 _DESCRIPTION = """\
@@ -26,6 +33,13 @@ cleaned with ftfy and HTML unescaping, lower-cased, cut to 77 tokens; features p
 images resized and center-cropped in their own mode before the RGB conversion, no EXIF rotation), the model in
 float32, features L2-normalised in numpy. The checkpoint (a dict whose "state_dict" is in OpenAI CLIP's key layout)
 is mapped onto transformers' CLIPModel.
+
+variant="pac-s++" scores PAC-S++ (Sarto et al., IJCV 2025): OpenAI CLIP ViT-B/32 or ViT-L/14 with rank-4 LoRA
+adapters, its published checkpoint (PAC++_clip_ViT-B-32.pth / PAC++_clip_ViT-L-14.pth) downloaded once by default,
+computed as aimagelab/pacscore's compute_correlations_pac++.py loads it: the attention and patch-embedding adapters
+applied, the MLP adapters unused (the MLP weights as the checkpoint stores them). PAC-S's OpenCLIP ViT-L/14 checkpoint
+runs on model_name="laion/CLIP-ViT-L-14-laion2B-s32B-b82K" with open_clip's pixel normalisation (mean = std = 0.5).
+A caption or reference cut to the 77-token context is counted per caption (truncated_texts) and named in a warning.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -39,9 +53,12 @@ Args:
     show_progress: accepted so ``evaluate.combine`` works; ignored.
 
 Constructor options (``evaluate.load(path, ...)`` or ``capeval.load("pac_score", ...)``):
-    checkpoint (str): path or URL of PAC-S's clip_ViT-B-32.pth (required to score; a URL is downloaded once).
+    variant (str): "pac-s" (default) or "pac-s++".
+    checkpoint (str): path or URL of the released weights (a URL is downloaded once): PAC-S's clip_ViT-B-32.pth
+        (required for "pac-s"); for "pac-s++" the default is the published checkpoint of model_name.
     model_name (str): hub id or folder giving the CLIP architecture and tokenizer (default
-        "openai/clip-vit-base-patch32"; its weights are not loaded).
+        "openai/clip-vit-base-patch32"; "openai/clip-vit-large-patch14" for PAC-S++ ViT-L/14,
+        "laion/CLIP-ViT-L-14-laion2B-s32B-b82K" for PAC-S's openClip_ViT-L-14.pth; its weights are not loaded).
     w (float): scale of the image term (default 2.0).
     prefix (str): put before every caption and reference (default "A photo depicts"; a space is added).
     mode (str): "code" (the released preprocessing, default) or "hf" (transformers' processor as is).
@@ -53,7 +70,9 @@ Returns:
     scores, pac_s (list of float): PAC-S per caption.
     refpac_s (list of float): RefPAC-S per caption (with references).
     means (dict): {"refpac_s": mean RefPAC-S} (with references).
-    hashcode (str): checkpoint, model, w, prefix, mode, dtype and capeval version.
+    truncated_texts (list of int): per caption, how many of its texts (the caption, its references) were cut to the
+        77-token context.
+    hashcode (str): checkpoint, model, w, prefix, mode, dtype, variant and capeval version.
 
 Examples:
     A small random CLIP, saved in the checkpoint's layout, stands in for clip_ViT-B-32.pth here:
@@ -71,12 +90,21 @@ Examples:
     >>> [round(s, 4) for s in results["pac_s"]], [round(s, 4) for s in results["refpac_s"]]
     ([0.6067, 0.0], [0.7323, 0.0])
 
+    PAC-S++ reads a checkpoint with LoRA factors (here random ones on the same small CLIP):
+
+    >>> from capeval.backbones.clip import save_pac_lora_checkpoint
+    >>> lora = save_pac_lora_checkpoint(folder, f"{folder}/PAC++_clip_ViT-B-32.pth")
+    >>> pac_plus_plus = capeval.load("pac_score", variant="pac-s++", checkpoint=lora, model_name=folder, device="cpu")
+    >>> results = pac_plus_plus.compute(predictions=["a red car", "two people in the street"], images=images)
+    >>> [round(s, 4) for s in results["pac_s"]], results["truncated_texts"]
+    ([0.8933, 0.1235], [0, 0])
+
     Without the checkpoint there is nothing to score with:
 
     >>> capeval.load("pac_score").compute(predictions=["a red car"], images=images[:1])
     Traceback (most recent call last):
     ...
-    ValueError: PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released clip_ViT-B-32.pth) to the constructor
+    ValueError: PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights
 """
 
 

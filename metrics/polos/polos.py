@@ -51,6 +51,7 @@ Constructor options (``evaluate.load(path, ...)``):
 Returns:
     polos (float): mean score.
     scores (list of float): one score in [0, 1] per caption.
+    truncated_texts (list of int): per caption, how many of its texts the CLIP side cut to its 77-token context.
     hashcode (str): checkpoint, models, mode and capeval version.
 
 Examples:

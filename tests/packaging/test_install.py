@@ -90,10 +90,10 @@ def test_space_requirements_name_the_wheel_of_this_version(wheel, repo_root, tmp
     # pip accepts the wheel line with its extras as written (resolved from the staged folder, nothing installed).
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index", "-q", "-r", "requirements.txt"],
                    cwd=tmp_path / "bleu", check=True)
-    # Written from each metric's declaration: METEOR's extra and its Java runtime.
-    assert (tmp_path / "meteor" / "requirements.txt").read_text() == f"./{wheel.name}[spaces,meteor]\n"
-    assert (tmp_path / "meteor" / "packages.txt").read_text() == "default-jre-headless\n"
-    assert not (tmp_path / "bleu" / "packages.txt").exists()
+    # Written from each metric's declaration: SPICE's extra and its Java runtime; METEOR runs in Python, without Java.
+    assert (tmp_path / "spice" / "requirements.txt").read_text() == f"./{wheel.name}[spaces,spice]\n"
+    assert (tmp_path / "spice" / "packages.txt").read_text() == "default-jre-headless\n"
+    assert not (tmp_path / "meteor" / "packages.txt").exists() and not (tmp_path / "bleu" / "packages.txt").exists()
     # Every metric's app.py is the same two lines (the metric comes from the folder's name).
     assert len({(folder / "app.py").read_text() for name, folder in publish.FOLDERS.items() if folder.parent.name == "metrics"}) == 1
 

@@ -13,6 +13,11 @@ from capeval.registry import METRICS
 from fixtures import amber as amber_fixtures
 from fixtures.chair import ANNOTATIONS
 from fixtures import spice as spice_fixtures
+from fixtures.clip import image_zoo
+
+class Together(dict):
+    """A case's other value that is several options changed together (a value may itself be a dict: CHAIR's objects)."""
+
 
 PREDICTIONS = ["A dog runs on the grass.", "two men ride horses in an arena", "a cat"]
 REFERENCES = [["a dog running on grass", "The dog runs on the green grass."],
@@ -32,6 +37,8 @@ CHAIR = {"variant": "original"}
 #: CHAIR's own captions (with objects to count), references and COCO image ids of the test annotation folder.
 CHAIR_INPUTS = (["A bus and a dog.", "Two buses near a cat and a man.", "a cat"],
                 [["a dog on the grass"], ["buses near a cat"], ["a cat on a sofa"]], [391895, 522418, 184613])
+CLIP = {"model_name": "fixture:tiny_clip", "device": "cpu"}
+PAC = {"checkpoint": "fixture:pac_checkpoint", "model_name": "fixture:tiny_clip", "device": "cpu"}
 CASES = [
     ("bleu", "order", {}, 2),
     ("bleu", "tokenizer", {}, "none"),
@@ -71,6 +78,18 @@ CASES = [
     ("chair", "objects", CHAIR, {391895: ["dog"], 522418: ["bus", "person", "cat"], 184613: ["sink"]}),
     ("spice", "tokenizer", {}, "none"),
     ("spice", "synonyms", {}, False),
+    ("clip_score", "model_name", CLIP, "fixture:gelu_clip"),
+    ("clip_score", "checkpoint", CLIP, "fixture:pac_checkpoint"),
+    ("clip_score", "w", CLIP, 2.0),
+    ("clip_score", "prefix", CLIP, "A picture of"),
+    ("clip_score", "mode", CLIP, "hf"),
+    # Each variant reads its own checkpoints (and refuses the other's): the variant changes with its checkpoint.
+    ("pac_score", "variant", PAC, Together(variant="pac-s++", checkpoint="fixture:lora_checkpoint")),
+    ("pac_score", "checkpoint", PAC, "fixture:initialised_pac_checkpoint"),
+    ("pac_score", "model_name", PAC, "fixture:gelu_clip"),
+    ("pac_score", "w", PAC, 2.5),
+    ("pac_score", "prefix", PAC, ""),
+    ("pac_score", "mode", PAC, "hf"),
 ]
 #: Options whose effect is tested elsewhere, or that by design change nothing in the numbers.
 ELSEWHERE = {
@@ -79,8 +98,6 @@ ELSEWHERE = {
     "feature_cache_dir": "where extracted features are cached: tests/reliability/test_feature_cache.py",
     "qace": "its options with tiny T5s: tests/metrics/qace/test_qace_scorer.py and tests/metrics/qace/test_qace_branches.py",
     "bertscore": "every option against the module: tests/metrics/bertscore/test_bertscore_module.py",
-    "clip_score": "every option: tests/metrics/clip_score/test_clip_module.py::test_every_option_changes_the_scores",
-    "pac_score": "tests/metrics/clip_score/test_clip_module.py: the options it shares with clip_score, and its checkpoint",
     "polos": "every option: tests/metrics/polos/test_polos.py::test_every_option_changes_the_scores",
     "capture": "every option with the tiny parser and encoder: tests/metrics/capture/test_capture_scorer.py "
                "(test_every_option_changes_the_scores, test_the_parser_options_change_the_scores)",
@@ -93,6 +110,35 @@ ELSEWHERE = {
     "engine": "METEOR's engines give the same numbers by design: tests/metrics/meteor/test_meteor_engines.py, and "
               "tests/metrics/meteor/test_meteor_jar_equality.py on 25,822 captions",
 }
+
+
+@pytest.fixture(scope="module")
+def gelu_clip(tiny_clip, tmp_path_factory):
+    """The tiny CLIP's folder with OpenCLIP's activation (and so, for PAC-S, open_clip's pixel normalisation)."""
+    import shutil
+
+    folder = tmp_path_factory.mktemp("gelu-clip")
+    shutil.copytree(tiny_clip, folder, dirs_exist_ok=True)
+    config = json.loads((folder / "config.json").read_text())
+    for tower in ("text_config", "vision_config"):
+        config[tower]["hidden_act"] = "gelu"
+    (folder / "config.json").write_text(json.dumps(config))
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def lora_checkpoint(tiny_clip, tmp_path_factory):
+    from capeval.backbones.clip import save_pac_lora_checkpoint
+
+    return save_pac_lora_checkpoint(tiny_clip, tmp_path_factory.mktemp("pac++") / "PAC++_tiny.pth", seed=3)
+
+
+@pytest.fixture(scope="module")
+def initialised_pac_checkpoint(tiny_clip, tmp_path_factory):
+    """The tiny CLIP's own (transformers-initialised) weights in PAC-S's checkpoint layout."""
+    from capeval.backbones.clip import save_openai_checkpoint
+
+    return save_openai_checkpoint(tiny_clip, tmp_path_factory.mktemp("pac-initialised") / "clip_ViT-B-32.pth")
 
 
 @pytest.fixture(scope="module")
@@ -198,26 +244,35 @@ def test_every_option_has_a_case():
         assert missing == [], f"{name}: no test that {missing} change the scores"
 
 
+def case_inputs(metric: str, request) -> tuple[list, list | None, dict]:
+    """What a metric's cases score: ``PREDICTIONS`` against ``REFERENCES``, with the images or region features of the
+    image metrics; the metrics whose inputs are their own (AMBER's and CHAIR's image ids, SPICE's replayed jar) read
+    their fixtures."""
+    if metric == "amber":
+        # AMBER scores its fixture's descriptions of AMBER images, tagged as the fixture says (NLTK's data is a download).
+        items = amber_fixtures.responses()
+        return [r["response"] for r in items], None, {"images": [r["id"] for r in items]}
+    if metric == "chair":
+        request.getfixturevalue("chair_stand_ins")
+        predictions, references, image_ids = CHAIR_INPUTS
+        return predictions, references, {"images": image_ids}
+    if metric == "spice":  # the jar replayed by a fake java, on captions where tokenizing and synonyms matter
+        spice_fixtures.use_fake_java(request.getfixturevalue("tmp_path"), request.getfixturevalue("monkeypatch"))
+        return spice_fixtures.OPTION_PREDICTIONS, spice_fixtures.OPTION_REFERENCES, {}
+    if metric in ("clip_score", "pac_score"):
+        zoo = image_zoo()
+        return PREDICTIONS, REFERENCES, {"images": [zoo["RGBA"], zoo["P"], zoo["png-bytes"]]}
+    features = {"umic": "sample_features", "vilbertscore": "random_vilbert_features"}.get(metric)
+    return PREDICTIONS, REFERENCES, {"region_features": None if features is None else [request.getfixturevalue(features)] * 3}
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("metric, option, base, other", CASES, ids=[f"{m}-{o}" for m, o, _, _ in CASES])
 def test_an_option_changes_the_scores_and_the_hashcode(with_fixtures, request, metric, option, base, other):
     scorer_class = request.getfixturevalue("meteor_scorer") if metric == "meteor" else METRICS[metric].scorer_class()
-    images = {"umic": [request.getfixturevalue("sample_features")] * 3,
-              "vilbertscore": [request.getfixturevalue("random_vilbert_features")] * 3}.get(metric)
-    predictions, references, inputs = PREDICTIONS, REFERENCES, {"region_features": images}
-    if metric == "amber":
-        # AMBER scores its fixture's descriptions of AMBER images, tagged as the fixture says (NLTK's data is a download).
-        items = amber_fixtures.responses()
-        predictions, references, inputs = [r["response"] for r in items], None, {"images": [r["id"] for r in items]}
-    if metric == "chair":
-        request.getfixturevalue("chair_stand_ins")
-        predictions, references, image_ids = CHAIR_INPUTS
-        inputs = {"images": image_ids}
-    if metric == "spice":  # the jar replayed by a fake java, on captions where tokenizing and synonyms matter
-        spice_fixtures.use_fake_java(request.getfixturevalue("tmp_path"), request.getfixturevalue("monkeypatch"))
-        predictions, references = spice_fixtures.OPTION_PREDICTIONS, spice_fixtures.OPTION_REFERENCES
+    predictions, references, inputs = case_inputs(metric, request)
     base = with_fixtures(base)
-    changed = {**base, option: with_fixtures({option: other})[option]}
+    changed = {**base, **with_fixtures(other if isinstance(other, Together) else {option: other})}
     results = []
     for options in (base, changed):
         scorer = scorer_class(**options)

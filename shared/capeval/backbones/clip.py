@@ -1,16 +1,19 @@
-"""CLIP as CLIPScore (Hessel et al., EMNLP 2021; jmhessel/clipscore) and PAC-S (Sarto et al., CVPR 2023;
-aimagelab/pacscore) run it, on transformers' ``CLIPModel``.
+"""CLIP as CLIPScore (Hessel et al., EMNLP 2021; jmhessel/clipscore), PAC-S (Sarto et al., CVPR 2023;
+aimagelab/pacscore) and PAC-S++ (Sarto et al., IJCV 2025) run it, on transformers' ``CLIPModel``.
 
 Both released scorers prepare inputs with OpenAI's ``clip`` package, which transformers' processor and tokenizer
 do not reproduce. Mode ``"code"`` (:func:`released_token_ids`, :func:`released_pixels`) does what the released code
 does:
 
 * text: ftfy's ``fix_text``, HTML entities unescaped twice, whitespace collapsed, lower-cased, then CLIP's BPE;
-  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to 77 with the last one forced to ``<|endoftext|>``;
+  the ids framed by ``<|startoftext|>`` and ``<|endoftext|>``, cut to the text tower's context (its
+  ``max_position_embeddings``: 77, LongCLIP's 248) with the last one forced to ``<|endoftext|>``
+  (:func:`cut_to_context`; :meth:`ClipEncoder.truncated` says which texts were cut);
 * images: opened as stored (no EXIF rotation), resized (bicubic, short side 224, long side truncated) and
   center-cropped (offset rounded half to even) **in the image's own mode**, only then converted to RGB (palette
   and 1-bit images are resized nearest-neighbour, RGBA premultiplied and its alpha then dropped), scaled to
-  [0, 1] and normalised with CLIP's mean and std in float32.
+  [0, 1] and normalised with CLIP's mean and std in float32 (:class:`PixelStatistics`: the image tower's input size,
+  and open_clip's 0.5 for PAC-S's OpenCLIP ViT-L/14).
 
 Mode ``"hf"`` feeds the same text and images to transformers' ``CLIPTokenizer`` and ``CLIPImageProcessor`` as they
 are. Either way text features are pooled at the **first** ``<|endoftext|>`` (so one inside a caption ends it there),
@@ -24,11 +27,14 @@ stay float32; a reduced ``dtype`` runs the forward passes under ``torch.autocast
 (:func:`~capeval.backbones.precision.autocast_forward`) and features come back as float32.
 
 :func:`openai_to_transformers` maps an OpenAI-layout state dict (the layout of PAC-S's
-``clip_ViT-B-32.pth``) onto ``CLIPModel``'s keys; :func:`transformers_to_openai` is its inverse.
+``clip_ViT-B-32.pth`` and of LongCLIP's ``longclip-L.pt``) onto ``CLIPModel``'s keys; :func:`transformers_to_openai` is
+its inverse. :func:`fold_pac_lora` turns a PAC-S++ checkpoint (OpenAI's keys plus rank-4 LoRA factors) into the plain
+weights that compute what the released loading path computes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import multiprocessing
 import os
@@ -39,7 +45,7 @@ import numpy as np
 import regex
 import torch
 
-from ..models import BoundedCache, cached, load_pretrained, resolve_device
+from ..models import BoundedCache, ModelUnavailableError, cached, load_pretrained, resolve_device
 from ..vision.images import ImageLoadError, image_digest, open_image
 from .common import length_batches, load_checked, pad_ids, read_state_dict
 from .precision import autocast_forward
@@ -83,28 +89,32 @@ def clean_text(text: str) -> str:
 
 
 def released_token_ids(texts: Sequence[str], tokenizer: Any) -> list[list[int]]:
-    """``clip.tokenize(texts, truncate=True)`` without its padding: cleaned text (:func:`clean_text`) through the
-    BPE of ``tokenizer`` (a ``CLIPTokenizer``), framed by start and end ids, at most 77 ids ending in the end id."""
+    """``clip.tokenize``'s ids before its cut to the context (:func:`cut_to_context`): cleaned text
+    (:func:`clean_text`) through the BPE of ``tokenizer`` (a ``CLIPTokenizer``), framed by start and end ids."""
     start, end = tokenizer.convert_tokens_to_ids([START_OF_TEXT, END_OF_TEXT])
-    # Unlimited here (cut below as released), so no warning about lengths over the model's.
+    # Unlimited here (cut by the encoder, which counts what it cuts), so no warning about lengths over the model's.
     pieces = tokenizer([clean_text(text) for text in texts], add_special_tokens=False, verbose=False)["input_ids"]
-    framed = []
-    for ids in pieces:
-        ids = [start, *ids, end]
-        if len(ids) > CONTEXT_LENGTH:
-            ids = ids[:CONTEXT_LENGTH]
-            ids[-1] = end
-        framed.append(ids)
-    return framed
+    return [[start, *ids, end] for ids in pieces]
 
 
 def hf_token_ids(texts: Sequence[str], tokenizer: Any) -> list[list[int]]:
-    """``CLIPTokenizer`` as it is: its own normalisation, truncated to 77 ids."""
-    return tokenizer(list(texts), truncation=True, max_length=CONTEXT_LENGTH)["input_ids"]
+    """``CLIPTokenizer`` as it is (its own normalisation), before the cut to the context."""
+    return tokenizer(list(texts), verbose=False)["input_ids"]
 
 
-def released_pixels(image: Any) -> np.ndarray:
-    """CLIP's preprocessing of an image opened as stored (a PIL image in any mode): 3 × 224 × 224 float32.
+def cut_to_context(ids: Sequence[int], context_length: int) -> list[int]:
+    """Framed ``ids`` cut as ``clip.tokenize(truncate=True)`` cuts them (and ``CLIPTokenizer`` with truncation):
+    the first ``context_length``, the last of them replaced by the end id.
+
+    >>> cut_to_context([1, 5, 6, 7, 2], 4), cut_to_context([1, 5, 2], 4)
+    ([1, 5, 6, 2], [1, 5, 2])
+    """
+    return list(ids) if len(ids) <= context_length else [*ids[: context_length - 1], ids[-1]]
+
+
+def released_pixels(image: Any, *, size: int = IMAGE_SIZE, mean: np.ndarray = CLIP_MEAN, std: np.ndarray = CLIP_STD) -> np.ndarray:
+    """CLIP's preprocessing of an image opened as stored (a PIL image in any mode) at ``size`` pixels, normalised with
+    ``mean`` and ``std``: 3 × size × size float32.
 
     >>> from PIL import Image
     >>> released_pixels(Image.new("P", (300, 7))).shape
@@ -114,14 +124,14 @@ def released_pixels(image: Any) -> np.ndarray:
 
     width, height = image.size
     short, long = min(width, height), max(width, height)
-    new_long = int(IMAGE_SIZE * long / short)
-    size = (IMAGE_SIZE, new_long) if width <= height else (new_long, IMAGE_SIZE)
-    if size != image.size:
-        image = image.resize(size, Image.Resampling.BICUBIC)
-    left, top = (int(round((side - IMAGE_SIZE) / 2)) for side in size)
-    image = image.crop((left, top, left + IMAGE_SIZE, top + IMAGE_SIZE)).convert("RGB")
+    new_long = int(size * long / short)
+    resized = (size, new_long) if width <= height else (new_long, size)
+    if resized != image.size:
+        image = image.resize(resized, Image.Resampling.BICUBIC)
+    left, top = (int(round((side - size) / 2)) for side in resized)
+    image = image.crop((left, top, left + size, top + size)).convert("RGB")
     scaled = np.asarray(image, dtype=np.uint8).astype(np.float32) / np.float32(255)
-    return ((scaled - CLIP_MEAN) / CLIP_STD).transpose(2, 0, 1)
+    return ((scaled - mean) / std).transpose(2, 0, 1)
 
 
 # --------------------------------------------------------------------------- OpenAI <-> transformers layout
@@ -171,11 +181,21 @@ def _count_layers(keys: Sequence[str], prefix: str) -> int:
     return max(indices) + 1 if indices else 0
 
 
+#: LongCLIP's text positions taken from its ``positional_embedding``; the later ones come from
+#: ``positional_embedding_res`` (its ``encode_text`` adds both tables under complementary 0/1 masks).
+LONGCLIP_KEPT_POSITIONS = 20
+
+
 def openai_to_transformers(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """An OpenAI CLIP (ViT) state dict with ``CLIPModel``'s keys: fused attention inputs split into q, k and v,
-    projections transposed. Unknown keys are kept as they are, so :func:`~capeval.backbones.common.load_checked`
-    reports them."""
+    projections transposed; LongCLIP's two position tables (``positional_embedding`` and
+    ``positional_embedding_res``) become the one table its text tower adds (:data:`LONGCLIP_KEPT_POSITIONS`).
+    Unknown keys are kept as they are, so :func:`~capeval.backbones.common.load_checked` reports them."""
     state = {key: value for key, value in state.items() if key not in _OPENAI_METADATA}
+    residual = state.pop("positional_embedding_res", None)
+    if residual is not None and "positional_embedding" in state:
+        kept = LONGCLIP_KEPT_POSITIONS
+        state["positional_embedding"] = torch.cat([state["positional_embedding"][:kept], residual[kept:]])
     text_layers = _count_layers(list(state), "transformer.resblocks.")
     vision_layers = _count_layers(list(state), "visual.transformer.resblocks.")
     mapped = {}
@@ -206,14 +226,121 @@ def transformers_to_openai(state: dict[str, torch.Tensor]) -> dict[str, torch.Te
     return converted
 
 
+# --------------------------------------------------------------------------- PAC-S++'s LoRA checkpoints
+
+#: PAC-S++'s LoRA rank: the released ``compute_correlations_pac++.py`` builds ``clip_lora.load(..., lora=4)``, whose
+#: layers keep ``lora_alpha`` 1, so every factor product ``B @ A`` counts with the scaling 1 / 4.
+LORA_RANK = 4
+LORA_ALPHA = 1
+#: Per residual block of either tower: (weight, factor A, factor B, whether the released loading path uses the factors)
+#: of each LoRA layer. The attention's fused input and output projections add their factors inside every forward
+#: pass. The MLP's are ``Linear`` layers that merged their (then zero) factors when ``build_model`` called ``eval()``
+#: and stay marked merged after the checkpoint is loaded, so they run on the checkpoint's weights as stored.
+_BLOCK_LORA = (("attn.in_proj_weight", "attn.in_proj_weight_lora_A", "attn.in_proj_weight_lora_B", True),
+               ("attn.out_proj.weight", "attn.out_proj.lora_A", "attn.out_proj.lora_B", True),
+               ("mlp.c_fc.weight", "mlp.c_fc.lora_A", "mlp.c_fc.lora_B", False),
+               ("mlp.c_proj.weight", "mlp.c_proj.lora_A", "mlp.c_proj.lora_B", False))
+#: The ViT's patch embedding: a LoRA ``Conv2d`` that merges only in its own ``eval()``, which the parent's ``eval()``
+#: does not call, so its factors are added in every forward pass.
+_PATCH_LORA = ("visual.conv1.weight", "visual.conv1.lora_A", "visual.conv1.lora_B", True)
+_LORA_ADVICE = ("Pass a checkpoint saved from the released PAC-S++ model (aimagelab/pacscore's clip_lora.load(..., lora=4), "
+                "e.g. PAC++_clip_ViT-B-32.pth), or variant='pac-s' for a plain CLIP state dict.")
+
+
+def lora_layers(state: Mapping[str, torch.Tensor]) -> list[tuple[str, str, str, bool]]:
+    """(weight, factor A, factor B, used) keys of every LoRA layer of the released PAC-S++ ViT model with the residual
+    blocks of ``state`` (:data:`_BLOCK_LORA`, :data:`_PATCH_LORA`)."""
+    layers = [_PATCH_LORA]
+    for tower in ("", "visual."):
+        for i in range(_count_layers(list(state), f"{tower}transformer.resblocks.")):
+            block = f"{tower}transformer.resblocks.{i}."
+            layers += [(block + weight, block + a, block + b, used) for weight, a, b, used in _BLOCK_LORA]
+    return layers
+
+
+def lora_factor_shapes(weight_shape: Sequence[int], rank: int = LORA_RANK) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shapes of factors A and B of a LoRA layer over a weight of ``weight_shape``: a linear layer's
+    (out, in) takes r × in and out × r, a square-kernel convolution's (out, in, k, k) r·k × in·k and out·k × r·k.
+
+    >>> lora_factor_shapes((96, 32)), lora_factor_shapes((64, 3, 14, 14))
+    (((4, 32), (96, 4)), ((56, 42), (896, 56)))
+    """
+    out, inputs, *kernel = weight_shape
+    k = kernel[0] if kernel else 1
+    return (rank * k, inputs * k), (out * k, rank * k)
+
+
+def fold_pac_lora(state: Mapping[str, torch.Tensor], *, what: str = "PAC-S++ checkpoint") -> dict[str, torch.Tensor]:
+    """The plain OpenAI-layout weights that compute what the released PAC-S++ loading path computes from ``state``
+    (the released model's state dict: OpenAI CLIP's keys plus rank-4 LoRA factors): the attention and
+    patch-embedding weights with their factors added (``W + B @ A / 4``, as their forward passes add them), the MLP
+    weights as stored, their factors dropped (:data:`_BLOCK_LORA`). So a checkpoint saved in train mode (MLP factors
+    apart) and one saved after ``eval()`` (MLP factors already merged into the weights) both give the released
+    numbers. Factors of another rank, or missing, extra or misshapen ones, raise
+    :class:`~capeval.models.ModelUnavailableError` saying what to pass.
+
+    >>> weights = {"visual.proj": torch.zeros(2, 2), "visual.conv1.weight": torch.zeros(2, 3, 1, 1)}
+    >>> factors = {"visual.conv1.lora_A": torch.ones(4, 3), "visual.conv1.lora_B": torch.ones(2, 4)}
+    >>> fold_pac_lora({**weights, **factors})["visual.conv1.weight"].flatten().tolist()
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    layers = lora_layers(state)
+    expected = {}
+    for weight, a, b, _ in layers:
+        if weight in state:
+            expected[a], expected[b] = lora_factor_shapes(state[weight].shape)
+    factors = {key for key in state if "lora_" in key}
+    first_a = next((layer[1] for layer in layers[1:] if layer[1] in state), None)
+    if first_a is not None and state[first_a].ndim == 2 and state[first_a].shape[0] != LORA_RANK:
+        raise ModelUnavailableError(f"The {what} holds LoRA factors of rank {state[first_a].shape[0]} ({first_a}: "
+                                    f"{tuple(state[first_a].shape)}); PAC-S++ uses rank {LORA_RANK}. {_LORA_ADVICE}")
+    missing = sorted(set(expected) - factors)
+    unexpected = sorted(factors - set(expected))
+    misshapen = sorted(key for key in factors & set(expected) if tuple(state[key].shape) != expected[key])
+    if missing or unexpected or misshapen:
+        found = "; ".join(f"{label}: {keys[:4]}{' …' if len(keys) > 4 else ''}"
+                          for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", misshapen)) if keys)
+        raise ModelUnavailableError(f"The {what} does not have PAC-S++'s LoRA layout (rank-{LORA_RANK} factors of every "
+                                    f"attention, MLP and patch-embedding layer; {found}). {_LORA_ADVICE}")
+    folded = {key: value for key, value in state.items() if key not in factors}
+    for weight, a, b, used in layers:
+        if used and weight in folded:
+            delta = (state[b].double() @ state[a].double()).reshape(folded[weight].shape) * (LORA_ALPHA / LORA_RANK)
+            folded[weight] = (folded[weight].double() + delta).float()
+    return folded
+
+
+def check_vit_layout(state: Mapping[str, torch.Tensor], *, what: str, lora: bool) -> None:
+    """:class:`~capeval.models.ModelUnavailableError` for an OpenAI-layout state dict that ``CLIPModel`` cannot hold as
+    asked: a ResNet CLIP (transformers has ViT towers only), or LoRA factors where none are expected (``lora``
+    False: a PAC-S++ checkpoint loaded as a plain CLIP)."""
+    if any(key.startswith("visual.layer1.") for key in state):
+        raise ModelUnavailableError(f"The {what} is a ResNet CLIP (visual.layer1… keys); capeval runs CLIP on transformers' "
+                                    "CLIPModel, which has ViT image towers only: use a ViT checkpoint (ViT-B/32, ViT-L/14).")
+    if not lora and any("lora_" in key for key in state):
+        raise ModelUnavailableError(f"The {what} holds LoRA factors (lora_A / lora_B keys): it is a PAC-S++ checkpoint. "
+                                    "Score it with pac_score and variant='pac-s++'.")
+
+
 # --------------------------------------------------------------------------- the encoder
 
 
-def preprocessed_pixels(image: Any, *, mode: str, image_processor: Any = None) -> np.ndarray:
-    """3 × 224 × 224 float32 pixels of a PIL image: :func:`released_pixels` (mode ``"code"``) or ``image_processor``
-    (a ``CLIPImageProcessor``, mode ``"hf"``)."""
+@dataclasses.dataclass(frozen=True)
+class PixelStatistics:
+    """The input size of a CLIP's image tower and the per-channel mean and std its preprocessing normalises with."""
+
+    size: int = IMAGE_SIZE
+    mean: tuple[float, ...] = tuple(CLIP_MEAN.tolist())
+    std: tuple[float, ...] = tuple(CLIP_STD.tolist())
+
+
+def preprocessed_pixels(image: Any, *, mode: str, image_processor: Any = None,
+                        statistics: PixelStatistics = PixelStatistics()) -> np.ndarray:
+    """3 × size × size float32 pixels of a PIL image: :func:`released_pixels` with ``statistics`` (mode ``"code"``)
+    or ``image_processor`` (a ``CLIPImageProcessor``, mode ``"hf"``)."""
     if mode == "code":
-        return released_pixels(image)
+        return released_pixels(image, size=statistics.size, mean=np.asarray(statistics.mean, dtype=np.float32),
+                               std=np.asarray(statistics.std, dtype=np.float32))
     return np.asarray(image_processor(images=[image], return_tensors="np")["pixel_values"][0], dtype=np.float32)
 
 
@@ -231,9 +358,9 @@ class ImagePixels(torch.utils.data.Dataset):
     """
 
     def __init__(self, items: Sequence[Any], names: Sequence[str], *, mode: str, image_processor: Any = None,
-                 rgb_first: bool = False):
+                 rgb_first: bool = False, statistics: PixelStatistics = PixelStatistics()):
         self.items, self.names = list(items), list(names)
-        self.mode, self.image_processor, self.rgb_first = mode, image_processor, rgb_first
+        self.mode, self.image_processor, self.rgb_first, self.statistics = mode, image_processor, rgb_first, statistics
 
     def __len__(self) -> int:
         return len(self.items)
@@ -245,7 +372,7 @@ class ImagePixels(torch.utils.data.Dataset):
             return error
         if self.rgb_first:
             image = image.convert("RGB")
-        return preprocessed_pixels(image, mode=self.mode, image_processor=self.image_processor)
+        return preprocessed_pixels(image, mode=self.mode, image_processor=self.image_processor, statistics=self.statistics)
 
 
 def stack_pixels(batch: Sequence[np.ndarray | ImageLoadError]) -> torch.Tensor | ImageLoadError:
@@ -300,25 +427,49 @@ class ClipEncoder:
     text and ``mode`` (:data:`TEXT_CACHE_SIZE` rows), image features by the image's content, ``mode`` and
     ``rgb_first`` (:data:`IMAGE_CACHE_SIZE` rows), so a text or image seen before is neither tokenized, decoded nor
     encoded again.
+
+    Texts are cut to the text tower's context (its ``max_position_embeddings``: 77 for OpenAI's CLIPs, 248 for
+    LongCLIP) as the released code cuts them, and :meth:`truncated` says which were. Images are preprocessed at the
+    image tower's input size, normalised with ``pixel_statistics``' mean and std (default: CLIP's).
     ``dtype``: the precision of the forward passes (``torch.autocast``; the weights stay as loaded)."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None, dtype: str = "float32"):
+    def __init__(self, model: torch.nn.Module, tokenizer: Any, *, image_processor: Any = None, dtype: str = "float32",
+                 pixel_statistics: PixelStatistics | None = None):
         self.model: Any = model  # a CLIPModel: its text_projection and vision_model are called
         self.tokenizer = tokenizer
         self.image_processor = image_processor
         self.end_id = tokenizer.convert_tokens_to_ids(END_OF_TEXT)
         self.device = next(model.parameters()).device
         self.dtype = dtype
+        config: Any = model.config  # a CLIPConfig
+        self.context_length: int = config.text_config.max_position_embeddings
+        self.pixel_statistics = pixel_statistics or PixelStatistics(size=config.vision_config.image_size)
         self._text_cache = FeatureRowCache(TEXT_CACHE_SIZE)
         self._image_cache = FeatureRowCache(IMAGE_CACHE_SIZE)
+        self._truncated = BoundedCache(TEXT_CACHE_SIZE)
 
     def clear_caches(self) -> None:
         """Forget every text and image feature kept from earlier calls (a cold start, e.g. for a benchmark)."""
         self._text_cache.clear()
         self._image_cache.clear()
+        self._truncated.clear()
 
-    def token_ids(self, texts: Sequence[str], mode: str) -> list[list[int]]:
-        return released_token_ids(texts, self.tokenizer) if mode == "code" else hf_token_ids(texts, self.tokenizer)
+    def token_ids(self, texts: Sequence[str], mode: str) -> tuple[list[list[int]], list[bool]]:
+        """The ids of each text cut to the context (:func:`cut_to_context`), and whether each was longer and cut."""
+        framed = released_token_ids(texts, self.tokenizer) if mode == "code" else hf_token_ids(texts, self.tokenizer)
+        return [cut_to_context(ids, self.context_length) for ids in framed], [len(ids) > self.context_length for ids in framed]
+
+    def truncated(self, texts: Sequence[str], *, mode: str) -> list[bool]:
+        """Whether each text is longer than the context and cut to it: remembered from :meth:`text_features` (texts
+        it has not seen, or no longer remembers, are tokenized)."""
+        keys = [(mode, text) for text in texts]
+        found = self._truncated.get_many(dict.fromkeys(keys))
+        missing = [key for key in dict.fromkeys(keys) if key not in found]
+        if missing:
+            flags: dict[Any, bool] = dict(zip(missing, self.token_ids([text for _, text in missing], mode)[1]))
+            self._truncated.put_many(flags)
+            found.update(flags)
+        return [found[key] for key in keys]
 
     @torch.inference_mode()
     def _encode_ids(self, id_lists: Sequence[Sequence[int]]) -> np.ndarray:
@@ -338,7 +489,11 @@ class ClipEncoder:
         keys = [(mode, text) for text in texts]
         found = self._text_cache.get_many(dict.fromkeys(keys))
         missing = [key for key in dict.fromkeys(keys) if key not in found]
-        ids = dict(zip(missing, self.token_ids([text for _, text in missing], mode))) if missing else {}
+        ids: dict[tuple[str, str], list[int]] = {}
+        if missing:
+            cut_ids, flags = self.token_ids([text for _, text in missing], mode)
+            ids = dict(zip(missing, cut_ids))
+            self._truncated.put_many(dict(zip(missing, flags)))
         for batch in length_batches(missing, batch_size, lambda key: len(ids[key])):
             encoded = dict(zip(batch, self._encode_ids([ids[key] for key in batch])))
             self._text_cache.put_many(encoded)
@@ -372,7 +527,8 @@ class ClipEncoder:
         keys = list(positions)
         workers = default_image_workers(self.device) if num_workers is None else num_workers
         dataset = ImagePixels([images[i] for i in positions.values()], [f"images[{i}]" for i in positions.values()],
-                              mode=mode, image_processor=self.image_processor, rgb_first=rgb_first)
+                              mode=mode, image_processor=self.image_processor, rgb_first=rgb_first,
+                              statistics=self.pixel_statistics)
         loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=min(workers, len(dataset)),
                                              collate_fn=stack_pixels, pin_memory=self.device.type == "cuda")
         rows: dict[Any, np.ndarray] = {}
@@ -393,41 +549,58 @@ def load_tokenizer(model_name: str) -> Any:
 
 
 def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor] | None = None, what: str = "CLIP weights",
-                       mode: str = "code", dtype: str = "float32", device: str | torch.device | None = None) -> ClipEncoder:
+                       mode: str = "code", dtype: str = "float32", device: str | torch.device | None = None,
+                       pixel_statistics: PixelStatistics | None = None) -> ClipEncoder:
     """A :class:`ClipEncoder` (not cached) with the config and tokenizer of ``model_name`` (hub id or folder) and
     either its weights or, given ``openai_state``, that OpenAI-layout state dict's, which must replace every weight
-    (``what`` names it in errors). The weights are float32; ``dtype`` is the forward passes' precision."""
+    (``what`` names it in errors); the text context is then the state's number of positions (LongCLIP's 248 on
+    ViT-B/16's or ViT-L/14's config). The weights are float32; ``dtype`` is the forward passes' precision."""
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
 
     if openai_state is None:
         model = load_pretrained(CLIPModel, model_name, what="CLIP model", dtype=torch.float32)
     else:
-        model = CLIPModel(load_pretrained(CLIPConfig, model_name, what="CLIP config")).float()
+        check_vit_layout(openai_state, what=what, lora=False)
+        config = load_pretrained(CLIPConfig, model_name, what="CLIP config")
+        positions = openai_state.get("positional_embedding")
+        if positions is not None and positions.ndim == 2:
+            config.text_config.max_position_embeddings = positions.shape[0]
+        model = CLIPModel(config).float()
         load_checked(model, openai_to_transformers(openai_state), what=what)
     model = model.to(resolve_device(device)).eval()
     processor = load_pretrained(CLIPImageProcessor, model_name, what="CLIP image processor") if mode == "hf" else None
-    return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor, dtype=dtype)
+    return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor, dtype=dtype, pixel_statistics=pixel_statistics)
 
 
-def load_clip_encoder(model_name: str, *, checkpoint: str | None = None, mode: str = "code", dtype: str = "float32",
+def load_clip_encoder(model_name: str, *, checkpoint: str | None = None, lora: bool = False,
+                      pixel_statistics: PixelStatistics | None = None, mode: str = "code", dtype: str = "float32",
                       device: str | torch.device | None = None) -> ClipEncoder:
     """The :class:`ClipEncoder` of ``model_name`` (hub id or folder: config, tokenizer and, without ``checkpoint``,
     weights), cached process-wide. ``checkpoint`` is a ``torch.save`` file (path or URL) holding an OpenAI-layout
-    ``state_dict`` that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth`` does. Encoders of every ``dtype``
-    share one float32 model (each has its own text and image caches)."""
+    state dict (itself or as its ``state_dict`` entry) that replaces every weight, as PAC-S's ``clip_ViT-B-32.pth``
+    and LongCLIP's ``longclip-L.pt`` do; with ``lora``, PAC-S++'s, whose LoRA factors are applied as the released
+    code applies them (:func:`fold_pac_lora`). ``pixel_statistics``: the images' normalisation (default CLIP's).
+    Encoders of every ``dtype`` share one float32 model (each has its own text and image caches)."""
     target = resolve_device(device)
-    key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), mode, str(target))
-    what = "CLIP checkpoint (an OpenAI-layout state_dict, e.g. PAC-S's clip_ViT-B-32.pth)"
+    key = ("clip-encoder", str(model_name), None if checkpoint is None else str(checkpoint), lora, pixel_statistics, mode, str(target))
+    what = ("PAC-S++ checkpoint (the released clip_lora model's state_dict)" if lora else
+            "CLIP checkpoint (an OpenAI-layout state dict, e.g. PAC-S's clip_ViT-B-32.pth or LongCLIP's longclip-L.pt)")
 
     def build() -> ClipEncoder:
-        state = None if checkpoint is None else read_state_dict(checkpoint, what=what, entry="state_dict")
-        return build_clip_encoder(model_name, openai_state=state, what=what, mode=mode, device=target)
+        state = None
+        if checkpoint is not None:
+            state = read_state_dict(checkpoint, what=what, entry="state_dict", optional_entry=True)
+            if lora:
+                check_vit_layout(state, what=what, lora=True)
+                state = fold_pac_lora(state, what=what)
+        return build_clip_encoder(model_name, openai_state=state, what=what, mode=mode, device=target,
+                                  pixel_statistics=pixel_statistics)
 
     exact = cached(key, build)
     if dtype == "float32":
         return exact
-    return cached((*key, dtype),
-                  lambda: ClipEncoder(exact.model, exact.tokenizer, image_processor=exact.image_processor, dtype=dtype))
+    return cached((*key, dtype), lambda: ClipEncoder(exact.model, exact.tokenizer, image_processor=exact.image_processor,
+                                                     dtype=dtype, pixel_statistics=exact.pixel_statistics))
 
 
 # --------------------------------------------------------------------------- small random CLIPs (tests, examples)
@@ -467,10 +640,13 @@ SMALL_VOCABULARY = ("a", "photo", "depicts", "dog", "cat", "runs", "on", "the", 
 
 def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_VOCABULARY, hidden_size: int = 32,
                      vision_width: int | None = None, layers: int = 2, heads: int = 4, projection_dim: int = 16,
-                     patch_size: int = 32, seed: int = 0) -> str:
+                     patch_size: int = 32, context_length: int = CONTEXT_LENGTH, hidden_act: str = "quick_gelu",
+                     seed: int = 0) -> str:
     """Save a randomly initialised CLIP with ViT-B/32's input layout (224 pixels, 77 ids) and a small BPE vocabulary
     (:func:`bpe_files`) to ``folder``, loadable like a hub checkpoint (model, tokenizer, image processor).
-    ``vision_width`` (default ``hidden_size``) is the image tower's width, its heads as wide as the text's.
+    ``vision_width`` (default ``hidden_size``) is the image tower's width, its heads as wide as the text's;
+    ``patch_size`` 14 gives ViT-L/14's patch grid, ``context_length`` 248 LongCLIP's text positions, ``hidden_act``
+    ``"gelu"`` OpenCLIP's activation (OpenAI's is ``"quick_gelu"``).
 
     >>> import tempfile
     >>> from transformers import CLIPModel
@@ -486,16 +662,16 @@ def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_
     vocab, merges = bpe_files(words)
     (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
-    tokenizer = CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"), model_max_length=CONTEXT_LENGTH)
+    tokenizer = CLIPTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"), model_max_length=context_length)
     tokenizer.save_pretrained(folder)
     start, end = vocab[START_OF_TEXT], vocab[END_OF_TEXT]
     vision_width = vision_width or hidden_size
 
     def tower(width: int) -> dict:
         return dict(hidden_size=width, intermediate_size=4 * width, num_hidden_layers=layers,
-                    num_attention_heads=heads * width // hidden_size)
+                    num_attention_heads=heads * width // hidden_size, hidden_act=hidden_act)
 
-    config = CLIPConfig(text_config=dict(tower(hidden_size), vocab_size=len(vocab), max_position_embeddings=CONTEXT_LENGTH,
+    config = CLIPConfig(text_config=dict(tower(hidden_size), vocab_size=len(vocab), max_position_embeddings=context_length,
                                          bos_token_id=start, eos_token_id=end, pad_token_id=end),
                         vision_config=dict(tower(vision_width), image_size=IMAGE_SIZE, patch_size=patch_size),
                         projection_dim=projection_dim)
@@ -513,4 +689,40 @@ def save_openai_checkpoint(model_folder: str | os.PathLike, path: str | os.PathL
 
     model = CLIPModel.from_pretrained(model_folder, dtype=torch.float32)
     torch.save({"state_dict": transformers_to_openai(model.state_dict())}, path)
+    return str(path)
+
+
+def with_random_lora(state: Mapping[str, torch.Tensor], *, mlp_merged: bool = False, seed: int = 0,
+                     scale: float = 0.2) -> dict[str, torch.Tensor]:
+    """An OpenAI-layout ViT state dict as the released PAC-S++ model's state dict: the same weights plus random rank-4
+    LoRA factors of every layer (:func:`lora_layers`), entries drawn from N(0, ``scale``²) with ``seed``, as training
+    saves them (``mlp_merged=False``: every factor apart from its weight) or after the model's ``eval()``
+    (``mlp_merged=True``: the MLP factors also added into their weights, as the released MLP layers merge them; the
+    attention and patch-embedding factors stay apart, as their layers never merge there)."""
+    state = dict(state)
+    generator = torch.Generator().manual_seed(seed)
+    for weight, a, b, used in lora_layers(state):
+        shape_a, shape_b = lora_factor_shapes(state[weight].shape)
+        state[a] = torch.randn(shape_a, generator=generator) * scale
+        state[b] = torch.randn(shape_b, generator=generator) * scale
+        if mlp_merged and not used:
+            state[weight] = state[weight] + (state[b] @ state[a]).reshape(state[weight].shape) * (LORA_ALPHA / LORA_RANK)
+    return state
+
+
+def save_pac_lora_checkpoint(model_folder: str | os.PathLike, path: str | os.PathLike, *, mlp_merged: bool = False,
+                             seed: int = 0) -> str:
+    """Save the weights of the ``CLIPModel`` in ``model_folder`` with random LoRA factors (:func:`with_random_lora`) as
+    PAC-S++ ships its checkpoints: ``{"state_dict": ...}``.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> state = torch.load(save_pac_lora_checkpoint(save_random_clip(folder), f"{folder}/pac++.pth"))["state_dict"]
+    >>> tuple(state["visual.conv1.lora_A"].shape), tuple(state["transformer.resblocks.0.mlp.c_fc.lora_B"].shape)
+    ((128, 96), (128, 4))
+    """
+    from transformers import CLIPModel
+
+    state = transformers_to_openai(CLIPModel.from_pretrained(model_folder, dtype=torch.float32).state_dict())
+    torch.save({"state_dict": with_random_lora(state, mlp_merged=mlp_merged, seed=seed)}, path)
     return str(path)

@@ -18,9 +18,11 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None = None) -> dict[str, torch.Tensor]:
+def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None = None,
+                    optional_entry: bool = False) -> dict[str, torch.Tensor]:
     """The tensors of a released ``torch.save`` checkpoint (a local path or a URL, cached); with ``entry``, those of
-    the checkpoint's ``entry`` item (e.g. ``"state_dict"`` beside training state).
+    the checkpoint's ``entry`` item (e.g. ``"state_dict"`` beside training state), or, with ``optional_entry``, of
+    the checkpoint itself where it has no such item.
 
     Loaded with ``weights_only=True`` (no code from the file runs). Legacy TensorFlow-style
     LayerNorm names ``gamma``/``beta`` become ``weight``/``bias``, as the original loaders do.
@@ -30,7 +32,7 @@ def read_state_dict(source: str | os.PathLike, *, what: str, entry: str | None =
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types for a corrupt or non-torch file
         raise ModelUnavailableError(f"The {what} {str(path)!r} is not a readable torch checkpoint ({type(error).__name__}: {error})") from error
-    if entry is not None:
+    if entry is not None and not (optional_entry and isinstance(state, dict) and entry not in state):
         if not isinstance(state, dict) or entry not in state:
             raise ModelUnavailableError(f"The {what} {str(path)!r} holds no {entry!r} entry")
         state = state[entry]

@@ -1,5 +1,6 @@
-"""CLIP-S / RefCLIP-S (Hessel et al., EMNLP 2021) and PAC-S / RefPAC-S (Sarto et al., CVPR 2023) behind the scorer
-protocol, computed as the released ``clipscore.py`` and ``pac_score.py`` compute them.
+"""CLIP-S / RefCLIP-S (Hessel et al., EMNLP 2021), PAC-S / RefPAC-S (Sarto et al., CVPR 2023) and PAC-S++ /
+RefPAC-S++ (Sarto et al., IJCV 2025) behind the scorer protocol, computed as the released ``clipscore.py`` and
+``pac_score.py`` compute them (PAC-S++ with the weights ``compute_correlations_pac++.py`` loads).
 
 With image features ``I`` and caption features ``C`` L2-normalised in numpy (in the features' dtype, as released):
 
@@ -8,7 +9,9 @@ With image features ``I`` and caption features ``C`` L2-normalised in numpy (in 
   the caption and its references, **neither clipped at 0 nor scaled**, as released. Where ``a + b = 0`` the
   released code divides by zero; capeval gives 0 (the value ``a = 0`` gives).
 
-Captions and references get the prefix ("A photo depicts ") and go through :mod:`capeval.backbones.clip`.
+Captions and references get the prefix ("A photo depicts ") and go through :mod:`capeval.backbones.clip`, cut to
+the text tower's context (77 ids; LongCLIP 248) as released: :func:`report_truncation` counts the cut texts per
+caption (the details' ``truncated_texts``) and names them in one :class:`TextTruncationWarning`.
 
 >>> import tempfile
 >>> from capeval.backbones.clip import save_random_clip
@@ -21,16 +24,17 @@ Captions and references get the prefix ("A photo depicts ") and go through :mod:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+import warnings
+from typing import Annotated, Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, load_clip_encoder
+from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, PixelStatistics, load_clip_encoder
 from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..finite import require_finite
 from ..inputs import device_option, int_option, number_option, path_option
-from ..models import model_id, resolve_device
+from ..models import cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -51,6 +55,34 @@ def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np
     return np.where(total == 0, 0, 2 * image_scores * reference_cosines / safe).astype(total.dtype)
 
 
+class TextTruncationWarning(UserWarning):
+    """Captions or references longer than the CLIP text encoder's context were cut to it."""
+
+
+def report_truncation(cut_captions: Sequence[bool], cut_references: Sequence[bool], references: Sequence[Sequence[str]] | None,
+                      *, context_length: int, metric: str) -> list[int]:
+    """Per caption, how many of its texts were cut to the text encoder's context: the caption itself and each of its
+    references (``cut_references``: one flag per reference, flattened in order). One
+    :class:`TextTruncationWarning` names every cut text (``predictions[i]``, ``references[i][j]``) when any was.
+
+    >>> report_truncation([False, True], [True, False, False], [["a"], ["b", "c"]], context_length=77, metric="CLIP-S")
+    [1, 1]
+    """
+    counts = [int(cut) for cut in cut_captions]
+    names = [f"predictions[{i}]" for i, cut in enumerate(cut_captions) if cut]
+    if references is not None:
+        positions = [(i, j) for i, refs in enumerate(references) for j in range(len(refs))]
+        for (i, j), cut in zip(positions, cut_references, strict=True):
+            counts[i] += int(cut)
+            if cut:
+                names.append(f"references[{i}][{j}]")
+    if names:
+        warnings.warn(f"{metric}: {len(names)} text(s) longer than the CLIP text encoder's {context_length}-token context "
+                      f"were cut to it, as the released code cuts them ('truncated_texts' in the details counts them per "
+                      f"caption; LongCLIP's 248 positions hold longer text): {', '.join(names)}", TextTruncationWarning, stacklevel=3)
+    return counts
+
+
 #: The options CLIP-S and PAC-S share.
 Prefix = Annotated[str, Opt("text put before every caption and reference")]
 ClipMode = Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transformers' processor as is", choices=("code", "hf"))]
@@ -64,12 +96,19 @@ ImageWorkers = Annotated[int | None, Opt("processes decoding images ahead of the
 class ClipScoreScorer(CaptionScorer):
     """CLIP-S of each caption against its image and, when the call gives references, RefCLIP-S.
 
-    ``model_name``: hub id or folder of a transformers ``CLIPModel`` with its tokenizer; ``w``: the scale of the
-    image term; ``prefix``: put before every caption and reference (a space is added unless it ends in one; ``""``:
-    none); ``mode``: ``"code"`` prepares text and images as the released code does, ``"hf"`` with transformers'
-    tokenizer and image processor as they are; ``dtype``: ``"bfloat16"`` or ``"float16"`` run the forward passes
-    under ``torch.autocast`` (features, normalisation and scores stay float32); ``num_workers``: processes that decode
+    ``model_name``: hub id or folder of a transformers ``CLIPModel`` with its tokenizer (ViT-B/32 by default,
+    ``openai/clip-vit-large-patch14``, a LongCLIP in transformers' layout); ``checkpoint``: a ``torch.save`` file whose
+    OpenAI-layout state dict replaces the model's weights (LongCLIP's released ``longclip-B.pt`` / ``longclip-L.pt``
+    on ``openai/clip-vit-base-patch16`` / ``openai/clip-vit-large-patch14``); ``w``: the scale of the image term;
+    ``prefix``: put before every caption and reference (a space is added unless it ends in one; ``""``: none);
+    ``mode``: ``"code"`` prepares text and images as the released code does, ``"hf"`` with transformers' tokenizer
+    and image processor as they are; ``dtype``: ``"bfloat16"`` or ``"float16"`` run the forward passes under
+    ``torch.autocast`` (features, normalisation and scores stay float32); ``num_workers``: processes that decode
     images while the model runs (:meth:`~capeval.backbones.clip.ClipEncoder.image_features`).
+
+    Texts longer than the text tower's context (77 ids; LongCLIP 248) are cut to it as the released code cuts them;
+    the details' ``truncated_texts`` counts the cut texts of each caption and a :class:`TextTruncationWarning` names
+    them.
     """
 
     metric, title = "clip_score", "CLIP-S / RefCLIP-S"
@@ -87,10 +126,14 @@ class ClipScoreScorer(CaptionScorer):
     extras = ("models", "clip")
 
     def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer")] = DEFAULT_MODEL,
+                 checkpoint: Annotated[str | None, Opt("path or URL of a torch.save file whose OpenAI-layout state dict "
+                                                       "replaces model_name's weights (e.g. LongCLIP's longclip-L.pt); None: "
+                                                       "model_name's own")] = None,
                  w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)")] = 2.5,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: ClipDtype = "float32", num_workers: ImageWorkers = None):
         self.model_name = path_option("model_name", model_name)
+        self.checkpoint = None if checkpoint is None else path_option("checkpoint", checkpoint)
         self.w = number_option("w", w, low=0.0, low_open=True)
         if not isinstance(prefix, str):
             raise ValueError(f"prefix must be a string, got {prefix!r} ({type(prefix).__name__})")
@@ -102,15 +145,16 @@ class ClipScoreScorer(CaptionScorer):
 
     def encoder(self) -> ClipEncoder:
         """The model with its tokenizer (cached process-wide, loaded on first use)."""
-        return load_clip_encoder(self.model_name, mode=self.mode, dtype=self.dtype, device=self.device)
+        return load_clip_encoder(self.model_name, checkpoint=self.checkpoint, mode=self.mode, dtype=self.dtype, device=self.device)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        """The image column per caption and, with references, the reference column (inputs already validated)."""
+        """The image column per caption and, with references, the reference column (inputs already validated); the
+        details' ``truncated_texts`` per caption."""
         if images is None:
             raise ValueError(f"{self.title} scores captions against images: pass images=[...] (one per caption)")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         encoder = self.encoder()
-        weights = getattr(self, "checkpoint", None) or self.model_name  # PAC-S's weights replace the model's
+        weights = self.checkpoint or self.model_name
         image_features = encoder.image_features(images, mode=self.mode, batch_size=batch_size, num_workers=self.num_workers)
         require_finite(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
         texts = [self.prefix + caption for caption in predictions]
@@ -118,6 +162,9 @@ class ClipScoreScorer(CaptionScorer):
             texts += [self.prefix + reference for refs in references for reference in refs]
         text_features = encoder.text_features(texts, mode=self.mode, batch_size=batch_size)
         require_finite(text_features, items=lambda i: texts[i][len(self.prefix):], what="CLIP features", model=weights)
+        cut = encoder.truncated(texts, mode=self.mode)
+        truncated = report_truncation(cut[: len(predictions)], cut[len(predictions):], references,
+                                      context_length=encoder.context_length, metric=self.title)
         image_features, text_features = unit_rows(image_features), unit_rows(text_features)
         captions = text_features[: len(predictions)]
         image_scores = self.w * np.clip(np.sum(image_features * captions, axis=1), 0, None)
@@ -127,16 +174,44 @@ class ClipScoreScorer(CaptionScorer):
             cosines = np.array([np.max(caption.dot(text_features[start:end].T))
                                 for caption, start, end in zip(captions, ends[:-1], ends[1:])])
             columns[self.reference_column] = harmonic_mean(image_scores, cosines).tolist()
-        return Scores(columns)
+        return Scores(columns, details={"truncated_texts": truncated})
 
     def options(self) -> dict[str, Any]:
-        return {"model": model_id(self.model_name), "w": self.w, "prefix": self.prefix, "mode": self.mode, "dtype": self.dtype}
+        checkpoint = {} if self.checkpoint is None else {"checkpoint": model_id(self.checkpoint)}
+        return {"model": model_id(self.model_name), **checkpoint, "w": self.w, "prefix": self.prefix, "mode": self.mode,
+                "dtype": self.dtype}
+
+
+#: PAC-S++'s released checkpoints (the pacscore README's links), by the transformers id of the CLIP they fine-tune.
+PAC_PLUS_PLUS_CHECKPOINTS = {
+    "openai/clip-vit-base-patch32": "https://ailb-web.ing.unimore.it/publicfiles/pac++/PAC++_clip_ViT-B-32.pth",
+    "openai/clip-vit-large-patch14": "https://ailb-web.ing.unimore.it/publicfiles/pac++/PAC++_clip_ViT-L-14.pth",
+}
+#: How PAC-S's released compute_metrics.py normalises images for its OpenCLIP ViT-L/14 checkpoint: with open_clip's
+#: mean and std of ViT-L-14 ``laion2b_s32b_b82k`` (its pretrained configuration), 0.5 for every channel.
+OPEN_CLIP_PIXELS = PixelStatistics(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+Variant = Literal["pac-s", "pac-s++"]
+
+
+def is_open_clip(model_name: str) -> bool:
+    """Whether ``model_name``'s CLIP was trained with OpenCLIP (its towers use GELU; OpenAI's use quick GELU)."""
+    from transformers import CLIPConfig
+
+    config = cached(("clip-config", str(model_name)), lambda: load_pretrained(CLIPConfig, model_name, what="CLIP config"))
+    return config.text_config.hidden_act == "gelu"
 
 
 class PacScoreScorer(ClipScoreScorer):
     """PAC-S of each caption against its image and, when the call gives references, RefPAC-S: CLIP-S's computation
-    on CLIP ViT-B/32 whose weights ``checkpoint`` (PAC-S's released ``clip_ViT-B-32.pth``) replaces, with w = 2.0.
-    ``model_name`` then gives only the architecture and tokenizer."""
+    with w = 2.0 on a CLIP whose weights the released checkpoint gives, as aimagelab/pacscore loads them.
+
+    ``variant="pac-s"`` (Sarto et al., CVPR 2023): ``checkpoint`` (``clip_ViT-B-32.pth``, or
+    ``openClip_ViT-L-14.pth`` on ``model_name="laion/CLIP-ViT-L-14-laion2B-s32B-b82K"``, whose images the released
+    code normalises with open_clip's 0.5 mean and std: :data:`OPEN_CLIP_PIXELS`) replaces every weight.
+    ``variant="pac-s++"`` (Sarto et al., IJCV 2025): the checkpoint is OpenAI CLIP with rank-4 LoRA factors, applied
+    as the released loading path applies them (:func:`~capeval.backbones.clip.fold_pac_lora`); without
+    ``checkpoint`` the published file for ``model_name`` (ViT-B/32 or ViT-L/14: :data:`PAC_PLUS_PLUS_CHECKPOINTS`),
+    downloaded once. ``model_name`` gives the architecture and tokenizer only."""
 
     metric, title = "pac_score", "PAC-S / RefPAC-S"
     default_models = "CLIP ViT-B/32 with the released PAC-S checkpoint, w = 2.0"
@@ -146,21 +221,35 @@ class PacScoreScorer(ClipScoreScorer):
     reference_column = "refpac_s"
     column_names = ("pac_s", "refpac_s")
 
-    def __init__(self, *, checkpoint: Annotated[str | None, Opt("path or URL of PAC-S's clip_ViT-B-32.pth (required to score)")] = None,
+    def __init__(self, *, variant: Annotated[Variant, Opt("'pac-s': PAC-S (CVPR 2023), a fine-tuned CLIP; 'pac-s++': "
+                                                          "PAC-S++ (IJCV 2025), CLIP with rank-4 LoRA adapters",
+                                                          choices=("pac-s", "pac-s++"))] = "pac-s",
+                 checkpoint: Annotated[str | None, Opt("path or URL of the released weights: PAC-S's clip_ViT-B-32.pth "
+                                                       "(required for pac-s); for pac-s++ None is the published "
+                                                       "PAC++_clip_ViT-B-32.pth or PAC++_clip_ViT-L-14.pth of model_name")] = None,
                  model_name: Annotated[str, Opt("hub id or folder of the CLIP config and tokenizer")] = DEFAULT_MODEL,
                  w: Annotated[float, Opt("scale of the image-text cosine")] = 2.0,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: Dtype = "float32", num_workers: ImageWorkers = None):
-        super().__init__(model_name=model_name, w=w, prefix=prefix, mode=mode, device=device, dtype=dtype,
-                         num_workers=num_workers)
-        self.checkpoint = None if checkpoint is None else path_option("checkpoint", checkpoint)
+        super().__init__(model_name=model_name, checkpoint=checkpoint, w=w, prefix=prefix, mode=mode, device=device,
+                         dtype=dtype, num_workers=num_workers)
+        self.variant = variant
+        if variant == "pac-s++" and self.checkpoint is None:
+            if self.model_name not in PAC_PLUS_PLUS_CHECKPOINTS:
+                published = ", ".join(f"{name!r} ({url})" for name, url in PAC_PLUS_PLUS_CHECKPOINTS.items())
+                raise ValueError(f"PAC-S++ checkpoints are published for {published}: pass one of these model_name values, "
+                                 f"or checkpoint= the path or URL of the PAC-S++ weights for model_name={self.model_name!r}")
+            self.checkpoint = PAC_PLUS_PLUS_CHECKPOINTS[self.model_name]
 
     def encoder(self) -> ClipEncoder:
         if self.checkpoint is None:
             raise ValueError("PAC-S needs its fine-tuned weights: pass checkpoint= (the path or URL of the released "
-                             "clip_ViT-B-32.pth) to the constructor")
-        return load_clip_encoder(self.model_name, checkpoint=self.checkpoint, mode=self.mode, dtype=self.dtype, device=self.device)
+                             "clip_ViT-B-32.pth) to the constructor, or variant='pac-s++' for PAC-S++'s published weights")
+        lora = self.variant == "pac-s++"
+        pixels = OPEN_CLIP_PIXELS if not lora and self.mode == "code" and is_open_clip(self.model_name) else None
+        return load_clip_encoder(self.model_name, checkpoint=self.checkpoint, lora=lora, pixel_statistics=pixels,
+                                 mode=self.mode, dtype=self.dtype, device=self.device)
 
     def options(self) -> dict[str, Any]:
-        checkpoint = None if self.checkpoint is None else model_id(self.checkpoint)
-        return {"checkpoint": checkpoint, **super().options()}
+        options = super().options()
+        return {"checkpoint": options.pop("checkpoint", None), **options, "variant": self.variant}

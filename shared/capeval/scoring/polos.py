@@ -13,6 +13,10 @@ first ``min #refs`` references of each item. ``mode="item"`` (default) scores ea
 its references (``predict`` with batch size 1); ``mode="code"`` reproduces ``predict``'s batches of
 ``predict_batch_size`` consecutive items.
 
+The CLIP side cuts texts to CLIP's 77-token context, as the released ``clip.tokenize(truncate=True)`` does; the
+details' ``truncated_texts`` counts the cut texts of each caption and a warning names them
+(:func:`~capeval.scoring.clip.report_truncation`).
+
 Each distinct text is encoded once per call (its hidden statistics are kept, so any grouping is exact), and each
 distinct image once.
 
@@ -35,6 +39,7 @@ from ..finite import require_finite
 from ..inputs import device_option, int_option, path_option
 from ..models import cached, model_id, resolve_device
 from ..progress import progress
+from .clip import report_truncation
 from .options import Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -231,4 +236,8 @@ class PolosScorer(CaptionScorer):
                 require_finite(values, items=[predictions[i] for i, _ in chunk], what="Polos head outputs", model=self.checkpoint)
                 for (i, _), value in zip(chunk, values.tolist()):
                     best[i] = max(best[i], value)
-        return Scores({"polos": best})
+        clip = self.model.clip
+        cut = dict(zip(texts, clip.truncated([CLIP_PROMPT + text for text in texts], mode="code")))
+        truncated = report_truncation([cut[caption] for caption in predictions], [cut[r] for refs in references for r in refs],
+                                      references, context_length=clip.context_length, metric=self.title)
+        return Scores({"polos": best}, details={"truncated_texts": truncated})

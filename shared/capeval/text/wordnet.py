@@ -55,10 +55,11 @@ def _folder_reader(folder: Path) -> Any:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     class FolderWordNet(WordNetCorpusReader):
-        """NLTK's reader over a WordNet 3.0 ``dict`` folder, with ``lexnames`` supplied where the folder lacks it."""
+        """NLTK's reader over a WordNet 3.0 ``dict`` folder, with ``lexnames`` supplied where the folder lacks it
+        (missing, or an empty placeholder some copies carry)."""
 
         def open(self, file: str):  # type: ignore[override]
-            if file == "lexnames" and not (folder / file).is_file():
+            if file == "lexnames" and not ((folder / file).is_file() and (folder / file).stat().st_size):
                 return io.StringIO(lexnames_text())
             return super().open(file)
 

@@ -152,11 +152,32 @@ def load_images(items: Sequence[Any], *, name: str = "images", max_side: int | N
     return [load_image(item, name=f"{name}[{i}]", max_side=max_side) for i, item in enumerate(items)]
 
 
+def _pixel_state(image: Image.Image) -> bytes:
+    """What, besides its mode, size and raw bands, decides the pixels a PIL image decodes to: the palette of a
+    palette image (its mode and entries), a transparency index, colour or table (``info["transparency"]``, which
+    an RGBA conversion reads), and the EXIF orientation (which :func:`load_image` applies).
+
+    >>> _pixel_state(Image.new("RGB", (1, 1)))
+    b'palette=None;transparency=None;orientation=None'
+    """
+    palette = image.getpalette(None) if image.mode in ("P", "PA") else None
+    palette_bytes = None if palette is None else (image.palette.mode if image.palette else "", bytes(palette))
+    orientation = image.getexif().get(0x0112)
+    return f"palette={palette_bytes!r};transparency={image.info.get('transparency')!r};orientation={orientation!r}".encode()
+
+
 def image_digest(item: Any, *, name: str = "image") -> str:
     """A SHA-256 identifying an image input, for caches.
 
     Files, bytes and ``{"bytes", "path"}`` dicts are hashed as their encoded bytes (no decoding,
-    so a cache hit is cheap); in-memory PIL images and arrays as their pixels, mode and size.
+    so a cache hit is cheap); in-memory arrays as their values, dtype and shape; in-memory PIL images as their
+    raw bands, mode and size and everything else that decides their decoded pixels (:func:`_pixel_state`).
+
+    >>> indices = Image.new("P", (2, 2))
+    >>> recoloured = indices.copy()
+    >>> recoloured.putpalette([255, 0, 0] * 256)
+    >>> image_digest(indices) != image_digest(recoloured)  # the same indices through another palette
+    True
     """
     digest = hashlib.sha256()
     if isinstance(item, dict):
@@ -174,6 +195,7 @@ def image_digest(item: Any, *, name: str = "image") -> str:
     elif isinstance(item, Image.Image):
         digest.update(f"{item.mode}{item.size}".encode())
         digest.update(item.tobytes())
+        digest.update(_pixel_state(item))
     elif isinstance(item, np.ndarray):
         digest.update(f"{item.dtype}{item.shape}".encode())
         digest.update(np.ascontiguousarray(item).tobytes())

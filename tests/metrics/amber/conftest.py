@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.amber import SMALL_SPACY, fixture_scorer
+from capeval.text.wordnet import lexnames_text
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 
@@ -25,8 +26,8 @@ def scorer(small_spacy):
 @pytest.fixture(scope="session")
 def wordnet(tmp_path_factory):
     """NLTK finds WordNet: its own data when installed, else Debian's WordNet 3.0 files laid out as NLTK reads them
-    (NLTK refuses symbolic links out of its folder, so the files are copied; ``lexnames`` and ``index.sense`` are
-    left empty: the lemmatizer reads neither)."""
+    (NLTK refuses symbolic links out of its folder, so the files are copied; ``lexnames`` is written, ``index.sense``
+    left empty: no reader here looks a sense key up)."""
     import nltk
 
     try:
@@ -43,7 +44,7 @@ def wordnet(tmp_path_factory):
     for pattern in ("data.*", "index.*", "*.exc"):
         for path in DEBIAN_WORDNET.glob(pattern):
             shutil.copyfile(path, folder / path.name)
-    (folder / "lexnames").touch()
+    (folder / "lexnames").write_text(lexnames_text())
     (folder / "index.sense").touch()
     nltk.data.path.append(str(root))
     yield

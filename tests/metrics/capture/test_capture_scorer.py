@@ -3,6 +3,7 @@ missing language data, the module's output, and where WordNet is read from."""
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,19 @@ def test_lexnames_are_wordnets_45_lexicographer_files():
     lines = wordnet.lexnames_text().splitlines()
     assert len(lines) == 45 and lines[3] == "03\tnoun.Tops\t1" and lines[29] == "29\tverb.body\t2" and lines[-1] == "44\tadj.ppl\t3"
     assert lines[2] == "02\tadv.all\t4"
+
+
+@requires_wordnet
+@pytest.mark.parametrize("placeholder", [None, ""])
+def test_a_folder_without_lexnames_or_with_an_empty_one_reads_synsets(tmp_path, placeholder):
+    """Debian's files lack ``lexnames``, and copies laid out for NLTK often carry it empty: both read as WordNet 3.0."""
+    source = Path(wordnet.wordnet_source())
+    if not (source / "data.noun").is_file():
+        pytest.skip("WordNet here is NLTK's zipped corpus, not a dict folder")
+    for pattern in ("data.*", "index.*", "*.exc"):
+        for path in source.glob(pattern):
+            shutil.copyfile(path, tmp_path / path.name)
+    if placeholder is not None:
+        (tmp_path / "lexnames").write_text(placeholder)
+    car = wordnet.wordnet_reader(str(tmp_path)).synsets("car", pos="n")[0]
+    assert car.lexname() == "noun.artifact" and "automobile" in car.lemma_names()

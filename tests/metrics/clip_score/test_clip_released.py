@@ -35,9 +35,12 @@ def hf_state(tiny_clip):
 def test_token_ids_equal_clip_tokenize(tiny_clip, released_tokenizer):
     texts = ["A photo depicts " + caption for caption in CAPTIONS]
     expected = released_tokenizer.tokenize(texts)
-    ids = released_token_ids(texts, load_clip_encoder(tiny_clip, device="cpu").tokenizer)
+    encoder = load_clip_encoder(tiny_clip, device="cpu")
+    ids, cut = encoder.token_ids(texts, "code")
     assert [len(row) for row in ids][7] == 77  # the long caption is cut, ending in <|endoftext|>
+    assert cut == [i == 7 for i in range(len(texts))]
     assert ids == [row[: int((row != 0).sum())].tolist() for row in expected]
+    assert [len(row) for row in released_token_ids(texts, encoder.tokenizer)][7] > 77  # uncut before the encoder's cut
 
 
 def test_clean_text_skips_ftfy_only_where_ftfy_and_html_change_nothing():

@@ -121,6 +121,17 @@ def test_item_mode_is_predict_with_batch_size_one(polos_files):
     assert abs(ours[0] - ours[3]) > 1e-4  # one caption, other references: another score
 
 
+def test_clip_side_counts_and_names_the_texts_it_cuts(polos_files):
+    """The CLIP text encoder cuts at 77 ids (as the released clip.tokenize(truncate=True) does); RoBERTa reads all."""
+    from capeval.scoring.clip import TextTruncationWarning
+
+    long = " ".join(["two people riding a red horse"] * 16)
+    scorer = PolosScorer(polos_files["checkpoint"], clip_model=polos_files["clip"], device="cpu")
+    with pytest.warns(TextTruncationWarning, match=r"^Polos: 2 text\(s\) .* 77-token context .*: predictions\[1\], references\[0\]\[1\]$"):
+        scores = scorer.score([CANDIDATES[0], long], [[REFERENCES[0][0], long], REFERENCES[1]], images=polos_files["images"][:2])
+    assert scores.details == {"truncated_texts": [1, 1]}
+
+
 def test_images_decoded_by_default_workers_give_the_same_scores(polos_files, monkeypatch):
     """On CUDA Polos decodes its images in CLIP-S's default DataLoader workers; two workers here (forced on CPU)
     must give the in-process scores exactly."""
