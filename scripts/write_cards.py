@@ -112,6 +112,11 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
 
 
+def reason(error: OSError | ValueError) -> str:
+    """Why a file cannot be processed, without its path (the line names it already)."""
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
 def generate(repo: Path) -> tuple[dict[Path, str], list[str]]:
     """The new text of every file this script writes in ``repo``, and a line for each file it cannot process."""
     classes, files, problems = {}, {}, []
@@ -128,15 +133,15 @@ def generate(repo: Path) -> tuple[dict[Path, str], list[str]]:
         try:
             files[card] = update_card(card.read_text(encoding="utf-8"), classes[name])
         except (OSError, ValueError) as error:
-            problems.append(f"{card.relative_to(repo)}: {error}")
+            problems.append(f"{card.relative_to(repo)}: {reason(error)}")
     bodies = section_bodies(classes)
     for relative, sections in SECTIONS.items():
-        text = (repo / relative).read_text(encoding="utf-8")
         try:
+            text = (repo / relative).read_text(encoding="utf-8")
             for section, inline in sections:
                 text = replace_marked(text, section, bodies[section], inline)
-        except ValueError as error:
-            problems.append(f"{relative}: {error}")
+        except (OSError, ValueError) as error:
+            problems.append(f"{relative}: {reason(error)}")
             continue
         files[repo / relative] = text
     setup = (repo / "setup.cfg").read_text(encoding="utf-8")

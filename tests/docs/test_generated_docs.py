@@ -65,6 +65,7 @@ def test_each_file_it_cannot_process_is_named_and_the_others_are_written(checkou
     readme.write_text(readme.read_text(encoding="utf-8").replace("<!-- /metrics-table -->", ""), encoding="utf-8")
     broken = MetricEntry("broken", "capeval.scoring.no_such_module:BrokenScorer", "metrics/broken")
     monkeypatch.setattr(write_cards, "METRICS", {**capeval.METRICS, "broken": broken})
+    (checkout / "docs" / "index.md").unlink()
     rouge_card = checkout / "metrics" / "rouge" / "README.md"
     rouge_card.write_text(rouge_card.read_text(encoding="utf-8").replace("`'ptb'`", "`'stale'`"), encoding="utf-8")
 
@@ -77,6 +78,7 @@ def test_each_file_it_cannot_process_is_named_and_the_others_are_written(checkou
         "capeval.scoring.no_such_module:BrokenScorer cannot be imported (ModuleNotFoundError: No module named "
         "'capeval.scoring.no_such_module')",
         "README.md: no <!-- metrics-table: ... --> and <!-- /metrics-table --> markers around the generated section",
+        "docs/index.md: No such file or directory",
     ]
     assert "rewrote metrics/rouge/README.md" in out.splitlines()  # the others are written
     assert rouge_card.read_text(encoding="utf-8") == (REPO / "metrics" / "rouge" / "README.md").read_text(encoding="utf-8")
