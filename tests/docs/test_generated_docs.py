@@ -3,13 +3,15 @@ scripts/write_cards.py writes from the registry; a file it cannot process is nam
 still written."""
 
 import configparser
+import re
 import shutil
 
 import pytest
 
 import capeval
+from capeval.declaration import declared_options
 from capeval.registry import MetricEntry
-from capeval.reports.cards import BEGIN
+from capeval.reports.cards import BEGIN, END
 from fixtures import REPO, load_script
 
 write_cards = load_script("write_cards")
@@ -93,3 +95,27 @@ def test_check_names_the_stale_files_and_writes_nothing(checkout, capsys):
     assert setup.read_text(encoding="utf-8") == before
     assert write_cards.main(["--repo", str(checkout)]) == 0
     assert setup.read_text(encoding="utf-8") == (REPO / "setup.cfg").read_text(encoding="utf-8")
+
+
+def hand_written_options(card: str, options: list[str]) -> list[str]:
+    """The lines of ``card`` outside its generated table that list one of ``options`` as an options list does (a
+    bullet, numbered item or table row opening with the option's name), which would go stale beside the table."""
+    head, _, rest = card.partition(BEGIN)
+    outside = head + rest.partition(END)[2]
+    names = "|".join(map(re.escape, options))
+    item = re.compile(rf"^[ \t]*(?:[-*+]|\d+\.|\|)[ \t]*(?:\*\*)?`(?:{names})`(?:\*\*)?[ \t]*(?:[:|(—–-]|$)", re.MULTILINE)
+    return [outside[match.start():].split("\n", 1)[0] for match in item.finditer(outside)]
+
+
+def test_no_card_lists_its_options_by_hand_beside_the_generated_table():
+    for name, scorer_class in in_tree().items():
+        card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
+        assert card.count(BEGIN) == 1 and card.count(END) == 1, name
+        assert hand_written_options(card, [spec.name for spec in declared_options(scorer_class)]) == [], name
+
+
+def test_a_hand_written_options_list_is_found():
+    card = (f"### Options\n- `w` (float): the scale\n| `prefix` | text |\n- `w=2.0` names a value\n{BEGIN}\n"
+            f"| `w` | float |\n{END}\n1. **`mode`**: how\nUse `w` with care.\n")
+    assert hand_written_options(card, ["w", "prefix", "mode"]) == ["- `w` (float): the scale", "| `prefix` | text |",
+                                                                   "1. **`mode`**: how"]
