@@ -2,6 +2,7 @@
 time, the API reference from the docstrings, and the benchmark tables."""
 
 import doctest
+import html
 import os
 import re
 import subprocess
@@ -52,12 +53,15 @@ def test_api_pages_render_their_docstrings(site):
     """Sphinx roles become code and examples become pycon code on every API page, the package's own included (griffe's
     object events skip a package's docstring: scripts/docs_griffe.py handles it apart)."""
     for page in (site / "api").glob("*/index.html"):
-        html = page.read_text(encoding="utf-8")
-        assert not re.search(r":(func|mod|class|meth|attr|exc|data|obj):", html), page
-        assert "<blockquote>" not in html, page  # a ">>>" line outside a code block is a nested quote
+        rendered = page.read_text(encoding="utf-8")
+        assert not re.search(r":(func|mod|class|meth|attr|exc|data|obj):", rendered), page
+        assert "<blockquote>" not in rendered, page  # a ">>>" line outside a code block is a nested quote
     package = (site / "api" / "capeval" / "index.html").read_text(encoding="utf-8")
     assert "<code>capeval.evaluate</code> scores captions with every metric" in package
     assert package.count('<span class="gp">&gt;&gt;&gt; </span>') >= 5  # both examples, as code
+    # Each example line and its output keep their own lines (not run together into one paragraph).
+    text = html.unescape(re.sub(r"<[^>]+>", "", package))
+    assert ">>> sorted(result.corpus)\n['bleu', 'bleu_1', 'bleu_2', 'bleu_3', 'bleu_4', 'cider', 'rouge_l']\n" in text
 
 
 @pytest.mark.parametrize("name", ["docs_hooks", "docs_griffe", "write_cards"])
