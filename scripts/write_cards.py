@@ -7,7 +7,7 @@
   ``needs_images``, ``extras``, ``default_models``, ``faithful_to``, ``inputs_note``): the README's first line and
   metrics table, the first line of ``docs/index.md``, the table of ``docs/metrics/index.md`` and the scorer modules
   of ``docs/api/scorers.md`` (each between ``<!-- NAME: ... -->`` and ``<!-- /NAME -->``), and ``setup.cfg``'s
-  ``description``.
+  ``description`` and the comment naming the metrics of its ``models`` extra.
 
 ``python scripts/write_cards.py`` rewrites what is stale and names each file it rewrote; ``--check`` names the stale
 files and writes nothing. A file it cannot process (a card without markers, a metric whose scorer cannot be
@@ -31,6 +31,7 @@ SECTIONS = {"README.md": (("metric-titles", True), ("metrics-table", False)),
             "docs/metrics/index.md": (("metrics-index", False),),
             "docs/api/scorers.md": (("scorer-modules", False),)}
 DESCRIPTION = re.compile(r"^description = .*$", re.MULTILINE)
+MODELS_COMMENT = re.compile(r"^# Every model metric \(.*\)\.$", re.MULTILINE)
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -105,7 +106,8 @@ def section_bodies(classes: dict[str, type]) -> dict[str, str]:
             "metrics-index": metrics_table(classes, "{name}.md"),
             "scorer-modules": "\n\n".join(f"::: {module}" for module in modules),
             "description": f"description = Image-caption evaluation metrics ({', '.join(c.title for c in classes.values())}) "
-                           "as HuggingFace evaluate modules"}
+                           "as HuggingFace evaluate modules",
+            "models comment": f"# Every model metric ({', '.join(c.title for c in classes.values() if 'models' in c.extras)})."}
 
 
 def first_line(error: BaseException) -> str:
@@ -145,7 +147,11 @@ def generate(repo: Path) -> tuple[dict[Path, str], list[str]]:
             continue
         files[repo / relative] = text
     setup = (repo / "setup.cfg").read_text(encoding="utf-8")
-    files[repo / "setup.cfg"] = DESCRIPTION.sub(lambda _: bodies["description"], setup, count=1)
+    for line, section in ((DESCRIPTION, "description"), (MODELS_COMMENT, "models comment")):
+        setup, found = line.subn(lambda _, body=bodies[section]: body, setup, count=1)
+        if not found:
+            problems.append(f"setup.cfg: no line matching {line.pattern!r} for the {section}")
+    files[repo / "setup.cfg"] = setup
     return files, problems
 
 

@@ -43,12 +43,15 @@ def test_the_lists_name_every_metric_of_the_registry():
     config = configparser.ConfigParser()
     config.read(REPO / "setup.cfg")
     description = config["metadata"]["description"]
+    (models_comment,) = re.findall(r"^# Every model metric \((.*)\)\.$", (REPO / "setup.cfg").read_text(encoding="utf-8"),
+                                   re.MULTILINE)
     for name, scorer_class in metrics.items():
         assert scorer_class.title in first_line and scorer_class.title in home and scorer_class.title in description
         assert f"| [{scorer_class.title}](metrics/{name}/README.md) |" in readme
         assert f"| [{scorer_class.title}]({name}.md) |" in index
         assert f"::: {scorer_class.__module__}\n" in scorers
         assert scorer_class.faithful_to, f"{name} declares no faithful_to"
+        assert (scorer_class.title in models_comment.split(", ")) == ("models" in scorer_class.extras), name
 
 
 @pytest.fixture
@@ -68,6 +71,8 @@ def test_each_file_it_cannot_process_is_named_and_the_others_are_written(checkou
     broken = MetricEntry("broken", "capeval.scoring.no_such_module:BrokenScorer", "metrics/broken")
     monkeypatch.setattr(write_cards, "METRICS", {**capeval.METRICS, "broken": broken})
     (checkout / "docs" / "index.md").unlink()
+    setup = checkout / "setup.cfg"
+    setup.write_text(setup.read_text(encoding="utf-8").replace("# Every model metric (", "# The model metrics ("), encoding="utf-8")
     rouge_card = checkout / "metrics" / "rouge" / "README.md"
     rouge_card.write_text(rouge_card.read_text(encoding="utf-8").replace("`'ptb'`", "`'stale'`"), encoding="utf-8")
 
@@ -81,6 +86,7 @@ def test_each_file_it_cannot_process_is_named_and_the_others_are_written(checkou
         "'capeval.scoring.no_such_module')",
         "README.md: no <!-- metrics-table: ... --> and <!-- /metrics-table --> markers around the generated section",
         "docs/index.md: No such file or directory",
+        r"setup.cfg: no line matching '^# Every model metric \\(.*\\)\\.$' for the models comment",
     ]
     assert "rewrote metrics/rouge/README.md" in out.splitlines()  # the others are written
     assert rouge_card.read_text(encoding="utf-8") == (REPO / "metrics" / "rouge" / "README.md").read_text(encoding="utf-8")
