@@ -75,14 +75,15 @@ def spec_label(spec: Any) -> str:
 def metric_runs(metrics: Any) -> list[MetricRun]:
     """The runs ``metrics`` stands for: ``"offline"`` (every configuration that runs here with nothing to
     download), ``"all"`` (every registered metric with its paper's defaults), one spec, or a list of specs
-    (see :func:`capeval.registry.resolve`). Options are checked now; models load on first use."""
-    from .registry import METRICS, build_scorer, offline_runs, resolve
+    (see :func:`capeval.registry.resolve`). Options are checked now; models load on first use. The two sets leave
+    out a broken metric with one line saying why (:func:`capeval.registry.left_out`)."""
+    from .registry import METRICS, build_scorer, left_out, offline_runs, resolve
 
     if isinstance(metrics, str) and metrics == "offline":
         return [MetricRun(run.label, build_scorer(run.metric, options), run.note)
                 for run in offline_runs() if (options := run.resolved_options()) is not None]
     if isinstance(metrics, str) and metrics == "all":
-        return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS]
+        return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS if not left_out(METRICS[name])]
     specs = [metrics] if isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer") else list(metrics)
     if not specs:
         raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")

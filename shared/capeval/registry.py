@@ -407,48 +407,57 @@ def load(name: str, **options: Any):
 
 
 class LeftOutWarning(UserWarning):
-    """A metric left out of the default set because it is broken; the message is one line naming it and why."""
+    """A metric left out of a set of metrics because it is broken; the message is one line naming it and why."""
 
 
 #: The left-out warnings already shown (each once per process, as Python shows a warning from one place).
 _LEFT_OUT_SHOWN: dict = {}
 
 
-def usable_scorer_class(metric: MetricEntry) -> type[CaptionScorer] | None:
-    """``metric``'s scorer class, or ``None`` where it cannot run here: an extra it needs is missing (which
-    :func:`missing_extras` lists), or it is broken (its module does not import, or its scorer leaves ``score`` or
-    ``options`` abstract), which one line says (a :class:`LeftOutWarning`), so that the other metrics still run.
+def left_out(metric: MetricEntry) -> bool:
+    """Whether ``metric`` is broken, so that the sets of metrics (``"offline"``, ``"all"``) leave it out and still
+    run the others: its module does not import, or its scorer leaves ``score`` or ``options`` abstract. One line (a
+    :class:`LeftOutWarning`) says which and why. A missing extra is no fault (:func:`missing_extras` lists it).
 
-    >>> usable_scorer_class(METRICS["bleu"]).__name__
-    'BleuScorer'
+    >>> left_out(METRICS["bleu"])
+    False
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as shown:
     ...     warnings.simplefilter("always")
-    ...     usable_scorer_class(MetricEntry("toy", "capeval.scoring.protocol:CaptionScorer"))
+    ...     left_out(MetricEntry("toy", "capeval.scoring.protocol:CaptionScorer"))
+    True
     >>> print(shown[0].message)
     toy is left out: CaptionScorer does not define options() or score() (every scorer defines score() and options())
     """
     try:
         scorer_class = metric.scorer_class()
     except MissingExtraError:
-        return None
+        return False
     except Exception as error:  # noqa: BLE001 - whatever a broken module raises, the other metrics still run
         problem = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:300]}"
     else:
         if not inspect.isabstract(scorer_class):
-            return scorer_class
+            return False
         undefined = " or ".join(f"{method}()" for method in sorted(scorer_class.__abstractmethods__))
         problem = f"{scorer_class.__name__} does not define {undefined} (every scorer defines score() and options())"
     # Where in capeval this is noticed says nothing to the user: a warning with no source line prints as one line.
     warnings.warn_explicit(f"{metric.name} is left out: {problem}", LeftOutWarning, "capeval", 0, registry=_LEFT_OUT_SHOWN)
-    return None
+    return True
 
 
 def offline_runs() -> list:
     """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`) that can run with the
     extras installed here (:func:`missing_extras` names the others), in registry order; a broken metric is left out
-    with one line saying why (:func:`usable_scorer_class`)."""
-    return [run for metric in METRICS.values() if usable_scorer_class(metric) is not None for run in metric.offline_runs]
+    with one line saying why (:func:`left_out`)."""
+    runs = []
+    for metric in METRICS.values():
+        if left_out(metric):
+            continue
+        try:
+            runs += metric.offline_runs
+        except MissingExtraError:
+            continue
+    return runs
 
 
 def missing_extras() -> dict[str, tuple[str, ...]]:

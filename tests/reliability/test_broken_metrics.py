@@ -1,6 +1,6 @@
-"""A broken metric never stops the others: the default set of ``capeval.evaluate`` and ``capeval score`` leaves out a
-metric whose scorer module does not import, or whose scorer leaves ``score`` or ``options`` abstract, with one line
-naming it and why, and scores every other metric."""
+"""A broken metric never stops the others: the sets of metrics of ``capeval.evaluate`` and ``capeval score``
+(``"offline"``, the default, and ``"all"``) leave out a metric whose scorer module does not import, or whose scorer
+leaves ``score`` or ``options`` abstract, with one line naming it and why, and score every other metric."""
 
 import os
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 
 import capeval.registry
 from capeval.evaluation import metric_runs
-from capeval.registry import LeftOutWarning, MetricEntry, usable_scorer_class
+from capeval.registry import LeftOutWarning, MetricEntry, left_out
 from fixtures import PYTHON
 
 #: A scorer as the README's "Adding a metric" shows it, but without options().
@@ -60,7 +60,27 @@ def test_a_missing_extra_is_no_broken_metric(monkeypatch):
         capeval.registry.MissingExtraError(self.name, ("models",), "torch")))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert usable_scorer_class(MetricEntry("bert_tbr", "capeval.scoring.bert_tbr:BertTbrScorer")) is None
+        assert left_out(MetricEntry("bert_tbr", "capeval.scoring.bert_tbr:BertTbrScorer")) is False
+
+
+def test_all_leaves_each_broken_metric_out_in_one_line(modules, monkeypatch):
+    text = {name: capeval.registry.METRICS[name] for name in ("bleu", "rouge")}
+    monkeypatch.setattr(capeval.registry, "METRICS", {**text, **{name: MetricEntry(name, scorer) for name, scorer in BROKEN.items()}})
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        runs = metric_runs("all")
+    assert [str(warning.message) for warning in shown if warning.category is LeftOutWarning] == LINES
+    assert [run.label for run in runs] == ["BLEU", "ROUGE-L"]
+
+
+def test_each_line_is_shown_once_per_process(modules):
+    """As Python shows a warning from one place once: a loop that asks for the default set again says it once."""
+    entry = MetricEntry("toy_missing", BROKEN["toy_missing"])
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default")
+        capeval.registry._LEFT_OUT_SHOWN.clear()
+        assert left_out(entry) and left_out(entry)
+    assert [str(warning.message) for warning in shown] == [LINES[2]]
 
 
 @pytest.mark.slow
