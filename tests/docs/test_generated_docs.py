@@ -125,3 +125,11 @@ def test_a_hand_written_options_list_is_found():
             f"| `w` | float |\n{END}\n1. **`mode`**: how\nUse `w` with care.\n")
     assert hand_written_options(card, ["w", "prefix", "mode"]) == ["- `w` (float): the scale", "| `prefix` | text |",
                                                                    "1. **`mode`**: how"]
+
+
+def test_a_single_title_is_the_list_and_help_opens_with_what_the_script_does(capsys):
+    assert write_cards.title_list(["BLEU"]) == "BLEU"
+    assert write_cards.title_list(["BLEU", "CIDEr-D"]) == "BLEU and CIDEr-D"
+    with pytest.raises(SystemExit):
+        write_cards.main(["--help"])
+    assert "Write every part of the docs that comes from the metrics' declarations" in capsys.readouterr().out
