@@ -52,6 +52,7 @@ def test_the_default_set_leaves_each_broken_metric_out_in_one_line(modules, monk
     assert {"BLEU-4", "ROUGE-L", "CIDEr-D"} <= {run.label for run in runs}
     assert not {run.scorer.metric for run in runs} & set(BROKEN)
     assert capeval.registry.missing_extras().keys().isdisjoint(BROKEN)
+    assert left_out(capeval.registry.METRICS["bleu"]) is False
 
 
 def test_a_missing_extra_is_no_broken_metric(monkeypatch):
