@@ -16,8 +16,13 @@ SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):`~?([^`]+)
 def fence_examples(text: str) -> str:
     """Wrap each run of lines that starts with ``>>>`` and ends before a blank line in a ``pycon`` fence.
 
-    >>> fence_examples("Sum:\\n>>> 1 + 1\\n2\\n\\nDone.").split("\\n")
-    ['Sum:', '```pycon', '>>> 1 + 1', '2', '```', '', 'Done.']
+    >>> fence_examples("Sum:\\n>>> x = 1\\n>>> x + 1\\n2\\n\\nDone.").split("\\n")
+    ['Sum:', '```pycon', '>>> x = 1', '>>> x + 1', '2', '```', '', 'Done.']
+
+    An example may end the docstring:
+
+    >>> fence_examples("Sums:\\n>>> 1 + 1\\n2\\n>>> 2 + 2\\n4").split("\\n")
+    ['Sums:', '```pycon', '>>> 1 + 1', '2', '>>> 2 + 2', '4', '```']
     """
     out: list[str] = []
     lines = text.split("\n")
