@@ -130,12 +130,13 @@ def metric_runs(metrics: Any) -> list[MetricRun]:
     """The runs ``metrics`` stands for: ``"offline"`` (every configuration that runs here with nothing to
     download), ``"all"`` (every registered metric with its paper's defaults), one spec, a list of specs (see
     :func:`capeval.registry.resolve`), or a mapping of metric names to their options. Options are checked now; models
-    load on first use. Runs are labelled by :func:`run_labels`.
+    load on first use. Runs are labelled by :func:`run_labels`. The two sets leave out a broken
+    metric with one line saying why (:func:`capeval.registry.left_out`).
 
     >>> [run.label for run in metric_runs({"bleu": {"order": 1}, "cider": None})]
     ['bleu(order=1)', 'cider']
     """
-    from .registry import METRICS, build_scorer, offline_runs, resolve
+    from .registry import METRICS, build_scorer, left_out, offline_runs, resolve
 
     if metrics is None:
         raise ValueError(f"metrics is None: name metrics (a list of specs, or names mapped to options) or one of {METRIC_SETS}")
@@ -143,7 +144,7 @@ def metric_runs(metrics: Any) -> list[MetricRun]:
         return [MetricRun(run.label, build_scorer(run.metric, options), run.note)
                 for run in offline_runs() if (options := run.resolved_options()) is not None]
     if isinstance(metrics, str) and metrics == "all":
-        return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS]
+        return [MetricRun(METRICS[name].title, build_scorer(name)) for name in METRICS if not left_out(METRICS[name])]
     if isinstance(metrics, Mapping):  # {name: options}: each name once, with its options (None: the defaults)
         specs: list[Any] = [(name, {} if options is None else options) for name, options in metrics.items()]
     elif isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer"):

@@ -26,6 +26,7 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import re
 import warnings
@@ -161,7 +162,7 @@ def declared_extras(module: str, name: str) -> tuple[str, ...]:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None or not spec.has_location:  # a frozen or built-in module has no source
         return ()
-    classes = {node.name: node for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body
+    classes = {node.name: node for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8"), spec.origin).body
                if isinstance(node, ast.ClassDef)}
     while name in classes:
         for node in classes[name].body:
@@ -492,11 +493,53 @@ def load(name: str, **options: Any):
     return evaluate.load(module_path(name), **options)
 
 
+class LeftOutWarning(UserWarning):
+    """A metric left out of a set of metrics because it is broken; the message is one line naming it and why."""
+
+
+#: The left-out warnings already shown (each once per process, as Python shows a warning from one place).
+_LEFT_OUT_SHOWN: dict = {}
+
+
+def left_out(metric: MetricEntry) -> bool:
+    """Whether ``metric`` is broken, so that the sets of metrics (``"offline"``, ``"all"``) leave it out and still
+    run the others: its module does not import, or its scorer leaves ``score`` or ``options`` abstract. One line (a
+    :class:`LeftOutWarning`) says which and why. A missing extra is no fault (:func:`missing_extras` lists it).
+
+    >>> left_out(METRICS["bleu"])
+    False
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as shown:
+    ...     warnings.simplefilter("always")
+    ...     left_out(MetricEntry("toy", "capeval.scoring.protocol:CaptionScorer"))
+    True
+    >>> print(shown[0].message)
+    toy is left out: CaptionScorer does not define options() or score() (every scorer defines score() and options())
+    """
+    try:
+        scorer_class = metric.scorer_class()
+    except MissingExtraError:
+        return False
+    except Exception as error:  # noqa: BLE001 - whatever a broken module raises, the other metrics still run
+        problem = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:300]}"
+    else:
+        if not inspect.isabstract(scorer_class):
+            return False
+        undefined = " or ".join(f"{method}()" for method in sorted(scorer_class.__abstractmethods__))
+        problem = f"{scorer_class.__name__} does not define {undefined} (every scorer defines score() and options())"
+    # Where in capeval this is noticed says nothing to the user: a warning with no source line prints as one line.
+    warnings.warn_explicit(f"{metric.name} is left out: {problem}", LeftOutWarning, "capeval", 0, registry=_LEFT_OUT_SHOWN)
+    return True
+
+
 def offline_runs() -> list:
     """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`) that can run with the
-    extras installed here (:func:`missing_extras` names the others), in registry order."""
+    extras installed here (:func:`missing_extras` names the others), in registry order; a broken metric is left out
+    with one line saying why (:func:`left_out`)."""
     runs = []
     for metric in METRICS.values():
+        if left_out(metric):
+            continue
         try:
             runs += metric.offline_runs
         except MissingExtraError:
@@ -516,4 +559,6 @@ def missing_extras() -> dict[str, tuple[str, ...]]:
             metric.scorer_class()
         except MissingExtraError as error:
             missing[name] = error.extras
+        except Exception:  # noqa: BLE001 - a broken metric lacks no extra: offline_runs() says what is wrong with it
+            continue
     return missing

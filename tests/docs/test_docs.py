@@ -2,24 +2,19 @@
 time, the API reference from the docstrings, and the benchmark tables."""
 
 import doctest
-import importlib.util
+import html
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 import capeval
+from fixtures import load_script
 
 pytest.importorskip("mkdocs")
 pytest.importorskip("mkdocstrings_handlers.python")
-
-
-def load_script(repo_root, name):
-    spec = importlib.util.spec_from_file_location(name, repo_root / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +49,22 @@ def test_api_reference_and_benchmark_tables(site):
     assert "captions/s" in (site / "speed" / "index.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", ["docs_hooks", "docs_griffe"])
-def test_docs_scripts_examples(repo_root, name):
-    result = doctest.testmod(load_script(repo_root, name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+def test_api_pages_render_their_docstrings(site):
+    """Sphinx roles become code and examples become pycon code on every API page, the package's own included (griffe's
+    object events skip a package's docstring: scripts/docs_griffe.py handles it apart)."""
+    for page in (site / "api").glob("*/index.html"):
+        rendered = page.read_text(encoding="utf-8")
+        assert not re.search(r":(func|mod|class|meth|attr|exc|data|obj):", rendered), page
+        assert "<blockquote>" not in rendered, page  # a ">>>" line outside a code block is a nested quote
+    package = (site / "api" / "capeval" / "index.html").read_text(encoding="utf-8")
+    assert "<code>capeval.evaluate</code> scores captions with every metric" in package
+    assert package.count('<span class="gp">&gt;&gt;&gt; </span>') >= 5  # both examples, as code
+    # Each example line and its output keep their own lines (not run together into one paragraph).
+    text = html.unescape(re.sub(r"<[^>]+>", "", package))
+    assert ">>> sorted(result.corpus)\n['bleu', 'bleu_1', 'bleu_2', 'bleu_3', 'bleu_4', 'cider', 'rouge_l']\n" in text
+
+
+@pytest.mark.parametrize("name", ["docs_hooks", "docs_griffe", "write_cards"])
+def test_docs_scripts_examples(name):
+    result = doctest.testmod(load_script(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted and result.failed == 0

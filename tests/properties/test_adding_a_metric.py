@@ -1,18 +1,21 @@
-"""Adding a metric to capeval is one scorer file and one module folder (as the README says), and another package can
-add one through the ``capeval.scorers`` entry-point group: every surface of an installed copy picks both up.
-
-The planted files are in tests/assets/toy_metric (laid out as in the repository) and tests/assets/word_count_plugin.
+"""Adding a metric to capeval is what the README's "Adding a metric" says, and nothing else: its files, planted in a
+copy of the checkout as the README gives them, and its write_cards.py step make a metric that every surface of an
+installed copy picks up; another package adds one through the ``capeval.scorers`` entry-point group
+(tests/assets/word_count_plugin).
 """
 
 import json
+import os
+import re
 import shutil
+import subprocess
 import sys
 
 import pytest
 
 from capeval.samples import sample_captions
 from installing import copy_checkout, install, run_outside
-from fixtures import ASSETS
+from fixtures import ASSETS, REPO
 
 #: Every test here builds a wheel and installs it into a fresh folder.
 pytestmark = pytest.mark.install
@@ -51,12 +54,57 @@ print(json.dumps({{
 """
 
 
+#: A step of the README's "Adding a metric" that writes a file: its path, then the file in a code block.
+FILE_STEP = re.compile(r"^\d+\. `([^`\s]+)`.*?\n\n   ```\w*\n(.*?)\n   ```$", re.MULTILINE | re.DOTALL)
+#: The step that runs a script.
+COMMAND_STEP = re.compile(r"^\d+\. `(python scripts/[^`]+)`", re.MULTILINE)
+
+
+def readme_steps() -> tuple[dict[str, str], list[str]]:
+    """The files the README's "Adding a metric" writes (path: text) and the commands it runs, in its order."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.partition("### Adding a metric\n")[2].partition("\n## ")[0]
+    files = {path: "\n".join(line.removeprefix("   ") for line in body.split("\n")) + "\n"
+             for path, body in FILE_STEP.findall(section)}
+    return files, COMMAND_STEP.findall(section)
+
+
+def test_the_readme_gives_every_file_of_the_toy_metric_and_the_step_that_writes_its_docs():
+    files, commands = readme_steps()
+    assert list(files) == ["shared/capeval/scoring/toy_length.py", "metrics/toy_length/toy_length.py",
+                           "metrics/toy_length/README.md", "metrics/toy_length/app.py"]
+    assert files["metrics/toy_length/app.py"] == (REPO / "metrics" / "bleu" / "app.py").read_text(encoding="utf-8")
+    assert commands == ["python scripts/write_cards.py"]
+
+
+def follow_the_readme(copy) -> None:
+    """Plant the README's files in ``copy`` and run its commands there, as from a development checkout: the
+    package's ``metric_modules`` is the checkout's ``metrics/`` (a link standing for the editable install)."""
+    files, commands = readme_steps()
+    for relative, text in files.items():
+        (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+        (copy / relative).write_text(text, encoding="utf-8")
+    shutil.copytree(REPO / "docs", copy / "docs")
+    (copy / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "write_cards.py", copy / "scripts")
+    link = copy / "shared" / "capeval" / "metric_modules"
+    link.symlink_to(copy / "metrics", target_is_directory=True)
+    env = {**os.environ, "PYTHONPATH": str(copy / "shared"), "HF_HUB_OFFLINE": "1"}
+    for command in commands:
+        done = subprocess.run([sys.executable, *command.split()[1:]], cwd=copy, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+    link.unlink()
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory, repo_root):
-    """A copy of the checkout with the toy metric planted, and the word-count package, installed into one folder."""
+    """A copy of the checkout with the toy metric added as the README says, and the word-count package, installed
+    into one folder."""
     copy = copy_checkout(repo_root, tmp_path_factory.mktemp("checkout"))
-    shutil.copytree(ASSETS / "toy_metric", copy, dirs_exist_ok=True)
-    shutil.copy(repo_root / "metrics" / "bleu" / "app.py", copy / "metrics" / "toy_length" / "app.py")  # every app.py is the same
+    follow_the_readme(copy)
+    readme = (copy / "README.md").read_text(encoding="utf-8")
+    assert "Toy length ratio" in readme.split("\n")[2] and "| [Toy length ratio](metrics/toy_length/README.md) |" in readme
+    assert "`reference` | str | `'shortest'`" in (copy / "metrics" / "toy_length" / "README.md").read_text(encoding="utf-8")
     return install(tmp_path_factory.mktemp("site"), copy, ASSETS / "word_count_plugin")
 
 

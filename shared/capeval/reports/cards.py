@@ -52,7 +52,7 @@ def card_section(scorer_class: type) -> str:
 def update_card(text: str, scorer_class: type) -> str:
     """``text`` (a card) with its option table rewritten from ``scorer_class``; ``ValueError`` if it has no markers."""
     if BEGIN not in text or END not in text:
-        raise ValueError("the card has no option-table markers")
+        raise ValueError(f"the card has no option-table markers: put the two lines {BEGIN} and {END} under its Options heading")
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     return head + card_section(scorer_class) + tail

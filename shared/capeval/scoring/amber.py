@@ -554,6 +554,10 @@ class AmberScorer(CaptionScorer):
     """
 
     metric, title = "amber", "AMBER"
+    default_models = "AMBER's annotation files (downloaded once), NLTK's tagger and WordNet, spaCy `en_core_web_lg`"
+    faithful_to = ("AMBER's `inference.py` (generative task): each description's counters and the printed CHAIR, "
+                   "Cover, Hal and Cog")
+    inputs_note = "the image is its AMBER id"
     name = primary = "amber_chair"
     hash_name = "amber"
     column_names = COLUMNS

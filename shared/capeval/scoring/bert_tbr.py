@@ -255,6 +255,8 @@ class BertTbrScorer(CaptionScorer):
     """
 
     metric, title = "bert_tbr", "BERT-TBR"
+    default_models = "`bert-base-uncased`, layer 8, β = 0.4"
+    faithful_to = 'the authors\' `run_metric.py`, quirks kept (`mode="code"`); the paper\'s formula with `mode="paper"`'
     extras = ("models",)
     name = primary = "bert_tbr"
     offline_runs = (

@@ -61,6 +61,9 @@ class BERTScorer(CaptionScorer):
     """
 
     metric, title = "bertscore", "BERTScore"
+    default_models = "`roberta-large`, layer 17"
+    faithful_to = ("`bert_score.score` 0.3.12 and 0.3.13: P, R and F to 1e-6, with and without IDF and baseline "
+                   "rescaling")
     name = "bertscore"
     primary = "f1"
     column_names = ("precision", "recall", "f1")

@@ -288,6 +288,10 @@ class CaptureScorer(CaptionScorer):
     """
 
     metric, title = "capture", "CAPTURE"
+    default_models = ("FACTUAL parser `lizhuang144/flan-t5-base-VG-factual-sg`, "
+                      "`sentence-transformers/all-mpnet-base-v2`, WordNet 3.0")
+    faithful_to = ("`capture-metric` 0.1.13 stage by stage (graphs, elements, matches, scores) with FactualSceneGraph "
+                   "0.5.0 or 0.7.3, to 1e-6")
     name = primary = "capture"
     column_names = COLUMNS
     extras = ("models", "capture")

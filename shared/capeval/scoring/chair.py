@@ -451,6 +451,11 @@ class ChairScorer(CaptionScorer):
     mentioned, hallucinated and ground-truth objects."""
 
     metric, title = "chair", "CHAIR"
+    default_models = ("NLTK's POS tagger and WordNet (the default `opera` variant), COCO's 80 object categories and "
+                      "synonyms")
+    faithful_to = ('the released `chair.py` (`variant="original"`) and OPERA\'s (`"opera"`, default) on every caption '
+                   "of the goldens")
+    inputs_note = "or COCO image ids in place of references, with `annotations=` or `objects=`"
     name = primary = "chair_s"
     hash_name = "chair"
     column_names = ("chair_s", "chair_i", "recall")

@@ -112,6 +112,8 @@ class ClipScoreScorer(CaptionScorer):
     """
 
     metric, title = "clip_score", "CLIP-S / RefCLIP-S"
+    default_models = "`openai/clip-vit-base-patch32`, w = 2.5"
+    faithful_to = 'jmhessel/clipscore\'s `clipscore.py` (`mode="code"`), to 1e-5'
     name = "clip_score"
     primary = "clip_s"
     #: The column with references (``primary`` is the one without).
@@ -213,6 +215,8 @@ class PacScoreScorer(ClipScoreScorer):
     downloaded once. ``model_name`` gives the architecture and tokenizer only."""
 
     metric, title = "pac_score", "PAC-S / RefPAC-S"
+    default_models = "CLIP ViT-B/32 with the released PAC-S checkpoint, w = 2.0"
+    faithful_to = 'aimagelab/pacscore\'s `pac_score.py` (`mode="code"`), to 1e-5'
     name = "pac_score"
     primary = "pac_s"
     reference_column = "refpac_s"

@@ -95,6 +95,8 @@ class PolosScorer(CaptionScorer):
     """
 
     metric, title = "polos", "Polos"
+    default_models = "the released Polos checkpoint (SimCSE RoBERTa + CLIP ViT-B/32)"
+    faithful_to = 'keio-smilab24/Polos `predict()` (one caption at a time; `mode="code"`: its batches), to 1e-5'
     extras = ("models",)
     name = primary = "polos"
     needs_images = True

@@ -140,6 +140,14 @@ class CaptionScorer(abc.ABC):
     extras: ClassVar[tuple[str, ...]] = ()
     #: Debian packages the metric needs (its Space's ``packages.txt``), e.g. a Java runtime.
     system_packages: ClassVar[tuple[str, ...]] = ()
+    #: The models and data files its default configuration uses (the paper's), as Markdown; ``""`` for none. The metric
+    #: tables of the README and the docs show it (``scripts/write_cards.py`` writes them).
+    default_models: ClassVar[str] = ""
+    #: What its values are checked against (the released code, and how closely), as Markdown, for the same tables.
+    faithful_to: ClassVar[str] = ""
+    #: What the inputs are beyond what ``needs_references`` and ``needs_images`` say (an image given as an id or as
+    #: region features, inputs some options change), as Markdown, for the same tables.
+    inputs_note: ClassVar[str] = ""
     #: Configurations that run with nothing to download, for demos, the suite Space and ``capeval score``.
     offline_runs: ClassVar[tuple[OfflineRun, ...]] = ()
     #: Fixed document frequencies to score with (see :meth:`with_document_frequencies`); ``None``: each call's.

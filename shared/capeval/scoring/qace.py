@@ -218,6 +218,12 @@ class QaceScorer(CaptionScorer):
     """
 
     metric, title = "qace", "QACE"
+    default_models = ("spaCy `en_core_web_sm`, T5 question generation "
+                      "`mrm8488/t5-base-finetuned-question-generation-ap`, T5 QA `ThomasNLG/t5-qa_squad2neg-en`, "
+                      "Visual-T5 (released `ckpt.zip`)")
+    faithful_to = ("the released demos, byte for byte on their inputs (the scoring code was never released: the open "
+                   "choices are options)")
+    inputs_note = '`variant="img"`: 36-box BUTD region features in place of references'
     name = primary = "qace"
     column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
     extras = ("models", "qace")

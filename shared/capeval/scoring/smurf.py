@@ -327,6 +327,9 @@ class SmurfScorer(CaptionScorer):
     """
 
     metric, title = "smurf", "SMURF"
+    default_models = "`distilroberta-base` (SPURTS), `distilbert-base-uncased` (MIMA)"
+    faithful_to = "the released code (`smurf` 0.3.9): all 20,000 golden SPARCS and SMURF values"
+    inputs_note = "references for SPARCS only"
     extras = ("models",)
     name = primary = hash_name = "smurf"
     column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",

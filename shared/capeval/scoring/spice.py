@@ -464,6 +464,8 @@ class SpiceScorer(CocoScorer):
     """
 
     metric, title = "spice", "SPICE"
+    default_models = "SPICE 1.0 jar with Stanford CoreNLP 3.6.0 (`capeval download spice`)"
+    faithful_to = "pycocoevalcap 1.2's jar: the numbers are the jar's"
     name = primary = "spice"
     column_names = COLUMNS
     merge = MERGE_ALL

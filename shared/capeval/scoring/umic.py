@@ -122,6 +122,9 @@ class UmicScorer(CaptionScorer):
     """
 
     metric, title = "umic", "UMIC"
+    default_models = "UNITER-base fine-tuned (`umic.pt`), `bert-base-cased` tokenizer"
+    faithful_to = "the released `compute_metric.py` and UNITER data code (lower-casing, box selection, no truncation)"
+    inputs_note = "the image as BUTD region features"
     extras = ("models",)
     name = primary = "umic"
     needs_references = False

@@ -286,6 +286,10 @@ class VilbertScoreScorer(CaptionScorer):
     """
 
     metric, title = "vilbertscore", "ViLBERTScore"
+    default_models = "12-in-1 multi-task ViLBERT (`multi_task_model.bin`), `bert-base-uncased` tokenizer"
+    faithful_to = ('the released `compute_vilbertscore.py`, quirks kept (`mode="code"`); the ViLBERT port to 1.4e-7 of '
+                   "an independent transcription")
+    inputs_note = "the image as ViLBERT or BUTD region features"
     extras = ("models",)
     name = "vilbertscore"
     primary = "f1"
