@@ -178,7 +178,8 @@ def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[
     """
     counts = Counter(key for run_keys in keys for key in run_keys)
     metrics = Counter(run.scorer.metric for run in runs)
-    names, owner = [], {}
+    names: list[dict[str, str]] = []
+    owner: dict[str, str] = {}
     for run, run_keys in zip(runs, keys):
         prefix = run.scorer.metric if metrics[run.scorer.metric] == 1 else slug(run.label)
         names.append({key: key if counts[key] == 1 else qualified(prefix, key) for key in run_keys})

@@ -56,7 +56,7 @@ class CapturedGraphs:
             captured = self._graphs[key] = self._capture(inputs)
         else:
             for static, value in zip(captured.inputs, inputs):
-                if static is not None:
+                if static is not None and value is not None:
                     static.copy_(value, non_blocking=True)
         captured.graph.replay()
         return captured.output

@@ -471,7 +471,7 @@ class SpacySimilarity:
                                                    if all(map(self._read, key[1])) else False)
         if positions is False or not self._read(word):
             found = first_similar_by(self)(word, words)
-        elif not len(positions):
+        elif not len(positions):  # type: ignore[arg-type]  # an array here: False was handled above
             found = None
         else:
             similar = self._row(word)[positions]

@@ -257,7 +257,8 @@ class PhraseEncoder:
         if not phrases:
             return np.zeros((0, 0), dtype=np.float32)
         encoded = self.encoder.encode(list(phrases), batch_size=batch_size or ENCODER_BATCH_SIZE, show_progress=show_progress)
-        means = np.stack([sequence.hidden.mean(dim=0).numpy() for sequence in encoded]).astype(np.float32)
+        # encode() is asked for hidden states, so every sequence carries them.
+        means = np.stack([sequence.hidden.mean(dim=0).numpy() for sequence in encoded]).astype(np.float32)  # type: ignore[union-attr]
         return means / np.sqrt(np.sum(means ** 2, axis=1, keepdims=True))
 
 

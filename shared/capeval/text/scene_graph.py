@@ -171,7 +171,7 @@ class SceneGraphParser:
 
     def input_ids(self, sentences_per_text: Sequence[Sequence[str]]) -> list[list[list[int]]]:
         """Per text, per sentence: the encoder input ids the package's call for that text would build."""
-        result = []
+        result: list[list[list[int]]] = []
         for sentences in sentences_per_text:
             prompts = [PROMPT + sentence.strip() for sentence in sentences]
             if not prompts:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -215,7 +216,7 @@ def image_digest(item: Any, *, name: str = "image") -> str:
     return digest.hexdigest()
 
 
-def image_paths(image_files, image_dir: str | Path) -> list[str]:
+def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:
     """``image_dir/<file>`` for each image file name; ``FileNotFoundError`` naming the missing ones."""
     folder = Path(image_dir)
     missing = sorted({f for f in image_files if not (folder / f).is_file()})
