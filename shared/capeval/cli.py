@@ -67,12 +67,13 @@ def runs_from_arguments(args: argparse.Namespace) -> list:
 def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dict:
     """``images`` (``--images DIR`` + each row's image file) or ``region_features`` (``--features DIR``) when an
     image metric runs; a UsageError saying how to give them when they are missing."""
-    from .vision.images import image_paths
-    from .vision.regions import feature_paths
-
     image_metrics = [run.label for run in runs if run.scorer.needs_images]
     if not image_metrics:
         return {}
+    # Only here: the image helpers' module reads Pillow, which the text-only install lacks.
+    from .vision.images import image_paths
+    from .vision.regions import feature_paths
+
     if not (args.images or args.features):
         raise UsageError(f"{', '.join(image_metrics)} need(s) images: pass --images DIR (each row's 'image' file, or COCO "
                          "annotations' images[].file_name) or --features DIR (<image stem>.npz region features)")
