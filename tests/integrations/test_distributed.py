@@ -198,11 +198,13 @@ def test_inputs_from_parquet_and_datasets_and_checked_columns(ray_session, sampl
         score_dataset(frame.assign(rouge_l=0.0), "rouge")
 
 
+@pytest.mark.slow
 def test_pool_leaves_a_cpu_for_ray_data_tasks_and_workers_import_this_capeval(ray_session):
     assert (default_gpus(), default_workers(0)) == (0, 3)  # the session's 4 logical CPUs
     assert ray_session.get(ray_session.remote(lambda: capeval.__file__).remote()) == capeval.__file__
 
 
+@pytest.mark.slow
 def test_cli_ray_engine_prints_what_the_default_engine_prints(ray_session, capsys):
     assert main(["score", "--offline", "bleu,cider"]) == 0
     default = capsys.readouterr().out

@@ -34,6 +34,7 @@ COMMANDS = {"score": ["score", "--offline", "rouge"], "reproduce": ["reproduce",
 
 
 @pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.slow
 def test_every_command_refuses_an_existing_output_until_told(command, tmp_path):
     target = tmp_path / ("results" if command == "benchmark" else "out.json")
     if command == "benchmark":

@@ -75,6 +75,7 @@ def test_bare_capeval_prints_help_and_version_is_quick():
     assert code == 0 and out.startswith("capeval ")
 
 
+@pytest.mark.slow
 def test_a_metric_name_wins_over_a_folder_of_that_name(tmp_path):
     """In a working folder that happens to hold a ``bleu`` folder, ``--metric bleu`` is capeval's BLEU (no evaluate)."""
     (tmp_path / "bleu").mkdir()

@@ -52,6 +52,7 @@ def test_labels_show_the_options_runs_differ_in():
     assert run_labels([("bert_tbr", {"model_name": "/data/runs/ckpt/model"})]) == ["bert_tbr(model_name=ckpt/model)"]
 
 
+@pytest.mark.slow
 def test_two_checkpoints_on_the_command_line_get_two_lines(tmp_path):
     """Comparing two checkpoints whose paths end alike (``.../ckpt/model``) is the normal use."""
     paths = [str(save_tiny_bert(tmp_path / run / "ckpt" / "model", seed=seed)) for seed, run in enumerate(("exp1", "exp2"))]
@@ -226,6 +227,7 @@ def run_with_plugins(site, tmp_path, *command):
     return subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
 
 
+@pytest.mark.slow
 def test_broken_plugins_are_skipped_with_one_warning_each(plugin_site, tmp_path):
     code = textwrap.dedent("""
         import json, warnings

@@ -37,6 +37,7 @@ def test_a_variable_naming_no_option_stops_the_space_with_its_name():
         "CAPEVAL_BLEU_ORDER, CAPEVAL_BLEU_TOKENIZER, CAPEVAL_BLEU_SMOOTHING"), err
 
 
+@pytest.mark.slow
 def test_a_path_that_looks_like_a_number_stays_a_path(tmp_path):
     save_tiny_bert(tmp_path / "1e5", num_layers=2)
     code, out, err = start(REPO / "metrics" / "bert_tbr" / "app.py", {"CAPEVAL_BERT_TBR_MODEL_NAME": "1e5",
@@ -98,6 +99,7 @@ def start_board(tmp_path, text):
     return start(tmp_path / "app.py")
 
 
+@pytest.mark.slow
 def test_one_benchmark_axis_starts_and_scatters_against_itself(tmp_path):
     results = [result({}), result({"value": 0.4}, metric="cider")]
     code, out, err = start_board(tmp_path, json.dumps(results))
@@ -106,6 +108,7 @@ def test_one_benchmark_axis_starts_and_scatters_against_itself(tmp_path):
     assert points.to_dict("records") == [{"metric": "bleu", "x": 0.25, "y": 0.25}, {"metric": "cider", "x": 0.4, "y": 0.4}]
 
 
+@pytest.mark.slow
 def test_malformed_rows_are_left_out_and_counted(tmp_path):
     results = [result({}, {"value": None}, {"value": "high"}, {"low": None}, {"statistic": 3}, {"value": float("nan")},
                       {"low": None, "high": None, "value": 0.5, "row_set": "Q"}),
@@ -121,6 +124,7 @@ def test_malformed_rows_are_left_out_and_counted(tmp_path):
     build_leaderboard_space(path)
 
 
+@pytest.mark.slow
 def test_results_as_json_lines_are_read(tmp_path):
     for results in ([result({})], [result({}), result({"value": 0.4}, metric="cider")]):
         code, out, err = start_board(tmp_path, "\n".join(json.dumps(r) for r in results) + "\n")

@@ -205,6 +205,7 @@ def test_lexnames_are_wordnets_45_lexicographer_files():
 
 @requires_wordnet
 @pytest.mark.parametrize("placeholder", [None, ""])
+@pytest.mark.slow
 def test_a_folder_without_lexnames_or_with_an_empty_one_reads_synsets(monkeypatch, tmp_path, placeholder):
     """Debian's files lack ``lexnames``, and copies laid out for NLTK often carry it empty: both read as WordNet 3.0."""
     source = Path(wordnet.wordnet_source())

@@ -26,6 +26,7 @@ def jar_scorer(meteor_process):
 
 
 @NEEDS_JAVA
+@pytest.mark.slow
 def test_the_engines_give_the_same_numbers(resources, jar_scorer):
     python, jar = MeteorScorer().score(PREDICTIONS, REFERENCES), jar_scorer.score(PREDICTIONS, REFERENCES)
     assert python["meteor"] == jar["meteor"] and python.corpus == jar.corpus
