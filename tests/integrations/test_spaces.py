@@ -1,7 +1,6 @@
 """The Spaces as a visitor meets them: each app served on 127.0.0.1 and called with gradio_client, its numbers
 equal to a direct compute; errors raised to the client; the leaderboard's table equal to the stored results."""
 
-import importlib.util
 import json
 
 import pytest
@@ -10,24 +9,13 @@ import capeval
 from capeval.integrations.gradio_app import (build_suite_space, candidate_labels, metric_card, metric_panels, shown,
                                              space_scorer, suite_metrics)
 from capeval.integrations.leaderboard import baseline_results, build_leaderboard_space
+from fixtures.spaces import load_app, table_columns
 
 gr = pytest.importorskip("gradio")
 from gradio_client.exceptions import AppError  # noqa: E402
 
 CANDIDATES = ["a man riding a horse", "A man rides a brown horse ."]
 REFERENCES = ["A man rides a brown horse .", "a man on a horse", "a rider on a horse in a field"]
-
-
-def load_app(folder):
-    spec = importlib.util.spec_from_file_location(f"{folder.parent.name}_{folder.name}_app", folder / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def table_columns(table: dict) -> dict[str, list]:
-    """A Dataframe value as gradio_client returns it, by column."""
-    return {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
 
 
 def expected_columns(metric, headers: list[str], predictions, references) -> dict[str, list[str]]:

@@ -2,14 +2,13 @@
 features (a tiny random UNITER stands in for umic.pt), equal to a direct compute; a new image without an
 extractor gets a visitor's explanation, raised to the client."""
 
-import importlib.util
-
 import pytest
 
 import capeval
 from capeval.integrations.gradio_app import NO_EXTRACTOR, SpaceMetric, build_metric_space, build_suite_space, suite_metrics
 from capeval.samples import SAMPLE_IMAGE_CANDIDATES, sample_image, sample_region_features
 from capeval.scoring.umic import UmicScorer
+from fixtures.spaces import load_app, table_columns
 
 pytest.importorskip("gradio")
 from gradio_client import handle_file  # noqa: E402
@@ -32,9 +31,7 @@ def test_umic_space_scores_the_sample_image(serve, tiny_umic):
 
 def test_umic_app_builds_from_its_environment(repo_root, monkeypatch, tiny_umic):
     monkeypatch.setenv("CAPEVAL_UMIC_CHECKPOINT", tiny_umic["checkpoint"])
-    spec = importlib.util.spec_from_file_location("umic_app", repo_root / "metrics" / "umic" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_app(repo_root / "metrics" / "umic")
     labels = [getattr(block, "label", None) for block in module.demo.blocks.values()]
     assert "Image" in labels and "Candidate captions (one per line)" in labels
     assert "References (one per line)" not in labels  # UMIC is reference-free
@@ -49,7 +46,7 @@ def test_suite_scores_the_image_metrics_with_the_text_ones(serve, tiny_umic):
     table, chart, breakdown, details, skipped = client.predict(
         handle_file(str(sample_image())), handle_file(str(sample_region_features())), "\n".join(SAMPLE_IMAGE_CANDIDATES),
         references, api_name="/score")
-    by_column = {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
+    by_column = table_columns(table)
     expected = UmicScorer(**tiny_umic).score(list(SAMPLE_IMAGE_CANDIDATES), region_features=[str(sample_region_features())] * 2)
     assert by_column["UMIC (tiny random weights)"] == [f"{v:.4f}" for v in expected["umic"]]
     assert set(by_column) == {"candidate", "BLEU-4", "CIDEr-D", "UMIC (tiny random weights)"}

@@ -4,6 +4,7 @@ import pytest
 
 import capeval
 from capeval.integrations.gradio_app import build_metric_space
+from fixtures.spaces import table_columns
 
 pytest.importorskip("gradio")
 
@@ -15,7 +16,7 @@ def test_space_shows_scores_and_the_questions_behind_them(serve, qace_options):
     client = serve(build_metric_space("qace", options=qace_options))
     table, chart, details = client.predict("\n".join(CANDIDATES), "\n".join(REFERENCES), api_name="/score")
     expected = capeval.load("qace", **qace_options).compute(predictions=CANDIDATES, references=[REFERENCES] * 2)
-    columns = {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
+    columns = table_columns(table)
     assert columns["qace"] == [*(f"{v:.4f}" for v in expected["scores"]), f"{expected['qace']:.4f}"]  # then the corpus row
     details = details.get("value", details)  # an update of the (initially hidden) Dataframe
     rows = [dict(zip(details["headers"], row)) for row in details["data"]]

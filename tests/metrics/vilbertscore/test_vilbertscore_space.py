@@ -1,13 +1,12 @@
 """ViLBERTScore's Space scores the bundled sample image through its region features (a tiny random ViLBERT
 stands in for the released checkpoint), equal to a direct compute; its app builds from the environment."""
 
-import importlib.util
-
 import pytest
 
 import capeval
 from capeval.integrations.gradio_app import build_metric_space
 from capeval.samples import SAMPLE_IMAGE_CANDIDATES, sample_image, sample_region_features
+from fixtures.spaces import load_app, table_columns
 
 pytest.importorskip("gradio")
 from gradio_client import handle_file  # noqa: E402
@@ -25,7 +24,7 @@ def test_space_scores_the_sample_image_like_compute(serve, tiny_options):
     client = serve(build_metric_space("vilbertscore", options=tiny_options))
     table, chart, details = client.predict(handle_file(str(sample_image())), handle_file(str(sample_region_features())),
                                            "\n".join(SAMPLE_IMAGE_CANDIDATES), "\n".join(REFERENCES), api_name="/score")
-    columns = {header: [row[k] for row in table["data"]] for k, header in enumerate(table["headers"])}
+    columns = table_columns(table)
     expected = capeval.load("vilbertscore", **tiny_options).compute(
         predictions=list(SAMPLE_IMAGE_CANDIDATES), references=[REFERENCES] * len(SAMPLE_IMAGE_CANDIDATES),
         region_features=[str(sample_region_features())] * len(SAMPLE_IMAGE_CANDIDATES))
@@ -35,8 +34,6 @@ def test_space_scores_the_sample_image_like_compute(serve, tiny_options):
 
 def test_app_builds_from_its_environment(repo_root, monkeypatch, tiny_options):
     monkeypatch.setenv("CAPEVAL_VILBERTSCORE_CHECKPOINT", tiny_options["checkpoint"])
-    spec = importlib.util.spec_from_file_location("vilbertscore_app", repo_root / "metrics" / "vilbertscore" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_app(repo_root / "metrics" / "vilbertscore")
     labels = [getattr(block, "label", None) for block in module.demo.blocks.values()]
     assert "Image" in labels and "References (one per line)" in labels
