@@ -91,7 +91,7 @@ def main() -> None:
     for name in ("bleu", "rouge_l", "cider_d"):
         difference = np.abs(np.asarray(our_scores[name], float) - np.asarray(peer_scores[name], float)).max()
         print(f"max |capeval - pycocoevalcap| {name}: {difference:.1e}")
-    print(f"\n| step | capeval (s) | pycocoevalcap (s) |\n|---|---|---|")
+    print("\n| step | capeval (s) | pycocoevalcap (s) |\n|---|---|---|")
     for (ours_label, ours_time), (_, peer_time) in zip(list(ours.items())[:4], peer.items()):
         print(f"| {ours_label.replace(' (Python)', '')} | {ours_time:.2f} | {peer_time:.2f} |")
     print(f"| SPARCS | {ours['SPARCS']:.2f} | — |")

@@ -109,7 +109,7 @@ def main() -> None:
             summary.append(f"{label}: batched / one-by-one (warm vs warm: both after a warm-up call) = {(len(captions) / t_batch) / (k / t_loop):.1f}x, max |Δscore| = {diff:.1e}")
         print("\n" + "\n".join(summary))
         print(f"load average (1 min): {os.getloadavg()[0]:.1f}")
-        print(f"\n| features | dtype | batches | captions/s | seconds | max |Δscore| vs float32 |")
+        print("\n| features | dtype | batches | captions/s | seconds | max |Δscore| vs float32 |")
         print("|---|---|---|---|---|---|")
         for label, pool in pools.items():
             regions = [pool[i % len(pool)] for i in range(len(captions))]

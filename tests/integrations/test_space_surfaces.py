@@ -8,7 +8,7 @@ import pytest
 
 import capeval
 from capeval.integrations import gradio_app
-from capeval.integrations.gradio_app import SpaceMetric, build_metric_space, build_suite_space, shown, suite_metrics, suite_missing
+from capeval.integrations.gradio_app import SpaceMetric, build_metric_space, build_suite_space, suite_metrics, suite_missing
 from capeval.scoring import spice
 from capeval.scoring.clip import ClipScoreScorer
 

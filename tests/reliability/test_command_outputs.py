@@ -235,7 +235,7 @@ def test_a_human_score_that_is_no_number_is_one_line(value, tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(json.dumps(row)[:-1] + f', "human_score": {value}}}' for row in ROWS))
     code, out, err = capeval("score", "--input", rows, "--metric", "rouge")
-    one_line(code, err, f"rows.jsonl:1: 'human_score' must be a number, got ")
+    one_line(code, err, "rows.jsonl:1: 'human_score' must be a number, got ")
 
 
 def test_a_one_row_json_lines_results_file_is_accepted(tmp_path):

@@ -1,6 +1,5 @@
 """The BERT-TBR evaluate module: loading offline by path, options, bad input, real weights."""
 
-import os
 import warnings
 
 import pytest
