@@ -27,6 +27,10 @@ REFERENCES = ["A man rides a brown horse .", "a man on a horse"]
 #: page together: the leaderboard's long tables are cut).
 WINDOW_WIDTH, DOCS_WIDTH, DOCS_HEIGHT, DOCS_COLOURS = 1000, 560, 1400, 16
 SCREENSHOTS = os.environ.get("CAPEVAL_SCREENSHOTS")
+#: The elements inside the given one whose content is wider than they show (a table scrolling sideways, a cut cell).
+WIDER_THAN_SHOWN = ("return [arguments[0], ...arguments[0].querySelectorAll('*')]"
+                    ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')"
+                    ".map(e => e.tagName + ' ' + e.scrollWidth + '>' + e.clientWidth + ' ' + e.innerText.slice(0, 40))")
 
 
 def screenshot(browser, folder: Path, name: str) -> Path:
@@ -129,10 +133,12 @@ def test_leaderboard_pivot(browser, tmp_path):
         WebDriverWait(browser, 90).until(lambda driver: "cider" in driver.find_element(By.ID, "pivot").text)
         screenshot(browser, tmp_path, "leaderboard")
         text = browser.find_element(By.ID, "pivot").text
-        assert "Flickr8k-Expert · P1 mean · tau-b" in text and "bleu" in text and "meteor" in text
+        assert "Flickr8k-Expert · P1 mean · tau-c" in text and "bleu" in text and "meteor" in text
         assert "bert_tbr:mode=unigram" in text and "smurf:components=sparcs" in text  # the seed metrics' rows
-        # The pivot fits the page: its headers wrap instead of widening the board past the window.
+        # The pivots fit the page: nothing scrolls sideways or is cut, neither the page nor a table or cell in it.
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        for name in ("pivot", "benchmark-pivot"):
+            assert browser.execute_script(WIDER_THAN_SHOWN, browser.find_element(By.ID, name)) == [], name
         # The skipped runs are one collapsed list: its title shows, its lines do not until opened.
         not_run = browser.find_element(By.ID, "not-run")
         assert not_run.text.startswith("Not run (9 runs)") and "needs references" not in not_run.text

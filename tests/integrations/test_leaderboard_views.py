@@ -1,6 +1,6 @@
 """What the leaderboard shows, value by value: runs labelled by the spec that runs them, the skipped runs as one
-collapsed list, a scatter that follows the filters with labels that cover no other label or point, and a pivot whose
-headers wrap to fit the page."""
+collapsed list, a scatter that follows the filters with labels that cover no other label or point, and a pivot of one
+headline column per benchmark that fits the page, with every result of one benchmark below it."""
 
 import random
 
@@ -8,9 +8,11 @@ import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from capeval.integrations.leaderboard import (LABEL_DISTANCES, PIVOT_WIDTHS, baseline_results, build_leaderboard_space,
-                                              chosen_axes, label_box, load_results, not_run, not_run_note, overlap,
-                                              place_labels, readable_spec, results_table, scatter_figure, scatter_views)
+from capeval.benchmarks.rowsets import BENCHMARKS
+from capeval.integrations.leaderboard import (LABEL_DISTANCES, PIVOT_WIDTHS, baseline_results, benchmark_view,
+                                              build_leaderboard_space, chosen_axes, headlines, label_box, load_results,
+                                              not_run, not_run_note, overlap, pending_benchmarks, pivot, place_labels,
+                                              readable_spec, results_table, scatter_figure, scatter_views)
 
 STORED = ["bert_tbr:mode=unigram", "bleu:order=1", "bleu:order=2", "bleu:order=3", "bleu:order=4", "cider", "meteor",
           "rouge", "smurf:components=sparcs"]
@@ -56,11 +58,42 @@ def test_the_board_collapses_the_not_run_list_and_wraps_the_pivot():
     inside = [b for b in blocks if isinstance(b, gr.Markdown) and "CapEval1k has none" in (b.value or "")]
     assert [b.value for b in inside] == ["- needs references; CapEval1k has none. (9 runs: "
                                          + ", ".join(f"`{m}`" for m in STORED) + ")"]
+    for name in ("pivot", "benchmark-pivot"):
+        (board,) = [b for b in blocks if isinstance(b, gr.Dataframe) and b.elem_id == name]
+        headers = board.value["headers"]
+        assert board.wrap
+        assert board.column_widths == [PIVOT_WIDTHS[0]] + [PIVOT_WIDTHS[1]] * (len(headers) - 1)
+        assert [row[0] for row in board.value["data"]] == STORED
+    # The pivot fits a 1,000-pixel page: one column per registered benchmark at the declared widths.
     (board,) = [b for b in blocks if isinstance(b, gr.Dataframe) and b.elem_id == "pivot"]
-    headers = board.value["headers"]
-    assert board.wrap and board.pinned_columns == 1
-    assert board.column_widths == [PIVOT_WIDTHS[0]] + [PIVOT_WIDTHS[1]] * (len(headers) - 1)
-    assert [row[0] for row in board.value["data"]] == STORED
+    assert len(board.value["headers"]) == 1 + len(BENCHMARKS)
+    assert sum(int(w.removesuffix("px")) for w in board.column_widths) <= 940
+
+
+def test_each_benchmark_has_one_headline_column():
+    table = results_table(load_results(baseline_results()))
+    shown = pivot(headlines(table), pending_benchmarks(table))
+    assert list(shown.columns) == ["metric", "Flickr8k-Expert · P1 mean · tau-c", "Flickr8k-CF · fraction yes · tau-b",
+                                   "Composite · correctness · tau-c", "PASCAL-50S · mean · accuracy",
+                                   "THumB 1.0 (MSCOCO) · total · tau-c",
+                                   *[f"{t} · no stored results" for t in ("CapEval1k", "Polaris", "Nebula", "FOIL-COCO",
+                                                                          "LongCap-Arena")]]
+    cider = table[table["metric"] == "cider"].set_index(["benchmark", "row set", "statistic"])["value"]
+    row = shown[shown["metric"] == "cider"].iloc[0]
+    assert row["PASCAL-50S · mean · accuracy"] == f"{cider['PASCAL-50S', 'mean', 'accuracy']:.3f}"
+    assert row["Flickr8k-CF · fraction yes · tau-b"] == f"{cider['Flickr8k-CF', 'fraction yes', 'tau-b']:.3f}"
+    # A declared row set or statistic the rows lack: the first of the benchmark's rows stands in.
+    only_hc = table[(table["benchmark"] == "PASCAL-50S") & (table["row set"] == "HC")]
+    assert set(headlines(only_hc)["row set"]) == {"HC"}
+    assert headlines(table.iloc[:0]).empty
+
+
+def test_one_benchmark_shows_every_row_set_and_statistic_the_filters_keep():
+    table = results_table(load_results(baseline_results()))
+    thumb = benchmark_view(table, "THumB 1.0 (MSCOCO)", ["tau-b"], "bleu")
+    assert list(thumb.columns) == ["metric"] + [f"THumB 1.0 (MSCOCO) · {r} · tau-b" for r in ("total", "precision", "recall")]
+    assert list(thumb["metric"]) == [f"bleu:order={n}" for n in range(1, 5)]
+    assert list(benchmark_view(table, None, ["tau-b"], "").columns) == ["metric"]
 
 
 def test_the_scatter_follows_the_filters():

@@ -115,10 +115,13 @@ def test_leaderboard_shows_the_stored_results(serve):
     assert table["row set"] == [row["row_set"] for row in expected] == ["P1 mean", "P2 all"]
     assert table["value"] == [round(row["value"], 3) for row in expected]
     assert table["95% interval"][0] == f"[{expected[0]['low']:.3f}, {expected[0]['high']:.3f}]"
-    # Metrics × results: one row per metric, a column per benchmark · row set · statistic.
+    # Metrics × benchmarks: one row per metric, a column per benchmark with its headline result among those kept.
     pivoted = table_columns(wide)
-    assert pivoted == {"metric": ["cider"], "Flickr8k-Expert · P1 mean · tau-b": [f"{expected[0]['value']:.3f}"],
-                       "Flickr8k-Expert · P2 all · tau-b": [f"{expected[1]['value']:.3f}"]}
+    assert pivoted == {"metric": ["cider"], "Flickr8k-Expert · P1 mean · tau-b": [f"{expected[0]['value']:.3f}"]}
+    # One benchmark: every row set and statistic the filters keep.
+    detail = table_columns(client.predict("Flickr8k-Expert", ["tau-b"], "cider", api_name="/benchmark"))
+    assert detail == {"metric": ["cider"], "Flickr8k-Expert · P1 mean · tau-b": [f"{expected[0]['value']:.3f}"],
+                      "Flickr8k-Expert · P2 all · tau-b": [f"{expected[1]['value']:.3f}"]}
     assert message == ""
     shown = sorted({r["title"] for r in stored if not r.get("skipped")})
     every = table_columns(client.predict(shown, ["tau-b", "tau-c", "accuracy"], "", api_name="/filter")[0])

@@ -376,12 +376,14 @@ def longcap_arena(source=None) -> Benchmark:
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """A benchmark of the registry: its display title and the protocol function that prepares it. A benchmark
-    not ``bundled`` is read from its released files (:mod:`capeval.benchmarks.released`)."""
+    """A benchmark of the registry: its display title, the protocol function that prepares it, and its headline
+    result (the row set, ``None`` for its first, and the statistic the leaderboard's one column for it shows). A
+    benchmark not ``bundled`` is read from its released files (:mod:`capeval.benchmarks.released`)."""
 
     title: str
     protocol: Callable[..., Benchmark]
     bundled: bool = True
+    headline: tuple[str | None, str] = (None, "tau-c")
 
     def options(self) -> list[str]:
         """The protocol options this benchmark takes (``refs``, ``include_self_captions``, ...).
@@ -392,17 +394,18 @@ class BenchmarkSpec:
         return [name for name in inspect.signature(self.protocol).parameters if name != "source"]
 
 
-#: The one registry of benchmarks: name → title and protocol.
+#: The one registry of benchmarks: name → title, protocol and headline (the papers' usual statistic: τ-c, τ-b for
+#: Flickr8k-CF as CLIPScore and PAC-S report it, accuracy for the pairwise sets).
 BENCHMARKS = {
     "flickr8k_expert": BenchmarkSpec("Flickr8k-Expert", flickr8k_expert),
-    "flickr8k_cf": BenchmarkSpec("Flickr8k-CF", flickr8k_cf),
+    "flickr8k_cf": BenchmarkSpec("Flickr8k-CF", flickr8k_cf, headline=(None, "tau-b")),
     "composite": BenchmarkSpec("Composite", composite),
-    "pascal50s": BenchmarkSpec("PASCAL-50S", pascal50s),
+    "pascal50s": BenchmarkSpec("PASCAL-50S", pascal50s, headline=("mean", "accuracy")),
     "capeval1k": BenchmarkSpec("CapEval1k", capeval1k),
     "thumb": BenchmarkSpec("THumB 1.0 (MSCOCO)", thumb),
     "polaris": BenchmarkSpec("Polaris", polaris, bundled=False),
     "nebula": BenchmarkSpec("Nebula", nebula, bundled=False),
-    "foil": BenchmarkSpec("FOIL-COCO", foil, bundled=False),
+    "foil": BenchmarkSpec("FOIL-COCO", foil, bundled=False, headline=(None, "accuracy")),
     "longcap_arena": BenchmarkSpec("LongCap-Arena", longcap_arena, bundled=False),
 }
 

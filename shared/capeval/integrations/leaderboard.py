@@ -222,10 +222,38 @@ def pivot(table, pending: Sequence[str] = ()):
     return shown.assign(**{column: "" for column in empty})
 
 
+def headlines(table):
+    """The rows of each benchmark's headline result among ``table``'s: its declared row set (else its first) and
+    declared statistic (else its first), so the board has one column per benchmark and fits the page.
+
+    >>> import pandas as pd
+    >>> long = pd.DataFrame([{"benchmark": "PASCAL-50S", "row set": r, "statistic": "accuracy", "metric": "cider",
+    ...                       "value": v} for r, v in (("HC", 60.0), ("mean", 75.0))])
+    >>> headlines(long)[["row set", "value"]].to_dict("records")
+    [{'row set': 'mean', 'value': 75.0}]
+    """
+    from capeval.benchmarks.rowsets import BENCHMARKS
+
+    declared = {spec.title: spec.headline for spec in BENCHMARKS.values()}
+    keep = []
+    for title, rows in table.groupby("benchmark", sort=False):
+        row_set, statistic = declared.get(title, (None, ""))
+        row_set = row_set if (rows["row set"] == row_set).any() else rows["row set"].iloc[0]
+        statistic = statistic if (rows["statistic"] == statistic).any() else rows["statistic"].iloc[0]
+        keep.append(rows[(rows["row set"] == row_set) & (rows["statistic"] == statistic)])
+    return table.loc[[i for rows in keep for i in rows.index]]
+
+
 def board_views(table, benchmarks, statistics, metric_text):
-    """What the filters show: the metrics × results pivot, the long table, and a message when nothing matches."""
+    """What the filters show: the metrics × benchmarks pivot (each benchmark's :func:`headlines` result), the long
+    table, and a message when nothing matches."""
     rows = filtered(table, benchmarks, statistics, metric_text)
-    return pivot(rows, pending_benchmarks(table, benchmarks)), rows, "" if not rows.empty else NO_MATCH
+    return pivot(headlines(rows), pending_benchmarks(table, benchmarks)), rows, "" if not rows.empty else NO_MATCH
+
+
+def benchmark_view(table, benchmark, statistics, metric_text):
+    """Every row set and statistic of one benchmark that the filters keep, metrics × results."""
+    return pivot(filtered(table, [benchmark], statistics, metric_text))
 
 
 def chosen_axes(table, x_axis: str | None, y_axis: str | None) -> tuple[list[str], str | None, str | None]:
@@ -403,15 +431,28 @@ def scatter_views(table, benchmarks, statistics, metric_text, x_axis, y_axis):
     return axes, x, y, points, scatter_figure(points, x, y)
 
 
-#: The widths of the pivot's columns: the metric's (pinned: it stays in view while the results scroll), then each result's
-#: (its header wraps), so the board stays within the page.
-PIVOT_WIDTHS: tuple[str | int, str | int] = ("210px", "92px")
+#: The widths of the pivots' columns: the metric's, then each result's (its header wraps), so that one column
+#: per registered benchmark fits a 1,000-pixel page.
+PIVOT_WIDTHS: tuple[str | int, str | int] = ("180px", "72px")
+
+
+#: A run's label breaks anywhere (``smurf:components=sparcs`` has no space) rather than being cut at its column's edge:
+#: a style element in the page, as ``Blocks(css=...)`` moved to ``launch()`` in Gradio 6 and a Space's app.py calls
+#: ``launch()`` bare.
+PIVOT_STYLE = "<style>#pivot td, #benchmark-pivot td { white-space: normal; overflow-wrap: anywhere; }</style>"
+
+
+def pivot_frame(gr, value, label: str, elem_id: str):
+    """A pivot as the board shows it: read-only, headers and cells wrapped, the widths above."""
+    return gr.Dataframe(value=value, interactive=False, label=label, elem_id=elem_id, wrap=True,
+                        column_widths=[PIVOT_WIDTHS[0], *[PIVOT_WIDTHS[1]] * (len(value.columns) - 1)])
 
 
 def build_leaderboard_space(results_path: str | Path | None = None):
-    """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`): metrics × results,
-    filterable (API ``/filter``: benchmarks, statistics, metric text → pivot, long table, message) and sortable by
-    any column, and a labelled scatter of two results among those the filters keep (API ``/scatter``: x, y,
+    """The ``gr.Blocks`` leaderboard of ``results_path`` (default: :func:`baseline_results`): metrics × benchmarks
+    (each one's :func:`headlines` result), filterable (API ``/filter``: benchmarks, statistics, metric text → pivot,
+    long table, message) and sortable by any column; every result of one benchmark, where there are results (API
+    ``/benchmark``: benchmark, statistics, metric text → its pivot); and a labelled scatter of two results among those the filters keep (API ``/scatter``: x, y,
     benchmarks, statistics, metric text → points, figure). A file with nothing to show gives an empty board that
     says why (:func:`board_note`); the skipped runs are one collapsed list (:func:`not_run`)."""
     import gradio as gr
@@ -425,11 +466,13 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
     points = scatter_frame(table, x_default, y_default)
     skipped = not_run(results)
-    board = pivot(table, pending_benchmarks(table))
-    with gr.Blocks(title="capeval leaderboard") as demo:
+    board = pivot(headlines(table), pending_benchmarks(table))
+    with_results = list(dict.fromkeys(table["benchmark"]))
+    with gr.Blocks(title="capeval leaderboard", fill_width=True) as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
-                    "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark · "
-                    "row set · statistic (click a header to sort). The seed metrics appear in their configurations that need "
+                    "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark with "
+                    "its headline result (τ-c; τ-b for Flickr8k-CF; accuracy for PASCAL-50S and FOIL; click a header to "
+                    "sort), and below it every row set and statistic of one benchmark. The seed metrics appear in their configurations that need "
                     "no download, labelled by the spec that runs them (e.g. `bert_tbr:mode=unigram`); the papers' own "
                     "numbers are in the published-beside-reproduced table below. The long table gives each result's 95% "
                     "bootstrap interval and protocol. A benchmark without stored results (Polaris, Nebula, FOIL-COCO and "
@@ -444,9 +487,16 @@ def build_leaderboard_space(results_path: str | Path | None = None):
             chosen_statistics = gr.Dropdown(statistics, value=statistics, multiselect=True, label="Statistics")
             metric_text = gr.Textbox(label="Metric contains", placeholder="e.g. cider")
         message = gr.Markdown()
-        wide = gr.Dataframe(value=board, interactive=False, label="Metrics × results", elem_id="pivot", wrap=True,
-                            pinned_columns=1,
-                            column_widths=[PIVOT_WIDTHS[0], *[PIVOT_WIDTHS[1]] * (len(board.columns) - 1)])
+        gr.HTML(PIVOT_STYLE, padding=False)
+        wide = pivot_frame(gr, board, "Metrics × benchmarks: each benchmark's headline result", "pivot")
+        if with_results:
+            with gr.Accordion("One benchmark: every row set and statistic"):
+                chosen_benchmark = gr.Dropdown(with_results, value=with_results[0], label="Benchmark")
+                detail = pivot_frame(gr, benchmark_view(table, with_results[0], statistics, ""),
+                                     "Metrics × results of the benchmark", "benchmark-pivot")
+            gr.on([chosen_benchmark.change, chosen_statistics.change, metric_text.change],
+                  lambda b, s, m: benchmark_view(table, b, s, m), inputs=[chosen_benchmark, chosen_statistics, metric_text],
+                  outputs=detail, api_name="benchmark")
         with gr.Accordion("Every result: interval, n and protocol", open=False):
             long = gr.Dataframe(value=table, interactive=False, label="Results", wrap=True)
         filters: list = [chosen_benchmarks, chosen_statistics, metric_text]  # gradio types them as their base class
