@@ -147,10 +147,6 @@ def test_leaderboard_pivot(browser, tmp_path):
         demo.close()
 
 
-#: Metrics whose Space runs here but refuses its own example (their page says why when the example is scored).
-EXAMPLE_REFUSED = {"amber": "AMBER names an image by its id"}  # the sample image is no AMBER image
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(Registry()))
 def test_every_metric_space_in_chromium(browser, tmp_path, name):
@@ -175,11 +171,8 @@ def test_every_metric_space_in_chromium(browser, tmp_path, name):
             examples[-1].click()
             wait.until(lambda driver: driver.find_element(By.CSS_SELECTOR, "textarea").get_attribute("value"))
             next(b for b in browser.find_elements(By.TAG_NAME, "button") if b.text == "Score").click()
-            if name in EXAMPLE_REFUSED:
-                wait.until(lambda driver: EXAMPLE_REFUSED[name] in driver.find_element(By.TAG_NAME, "body").text)
-            else:
-                wait.until(lambda driver: "corpus" in driver.find_element(By.ID, "scores").text.splitlines())
-                wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "#chart img, #chart svg"))
+            wait.until(lambda driver: "corpus" in driver.find_element(By.ID, "scores").text.splitlines())
+            wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "#chart img, #chart svg"))
         screenshot(browser, tmp_path, name)
     finally:
         demo.close()

@@ -9,6 +9,7 @@ import pytest
 import capeval
 from capeval.integrations import gradio_app
 from capeval.integrations.gradio_app import SpaceMetric, build_metric_space, build_suite_space, suite_metrics, suite_missing
+from fixtures.spaces import file_suffix, missing_note, score_function, space_inputs
 from capeval.scoring import spice
 from capeval.scoring.clip import ClipScoreScorer
 
@@ -32,10 +33,6 @@ def drawn(monkeypatch):
     draw = gradio_app.metric_panels
     monkeypatch.setattr(gradio_app, "metric_panels", panels)
     return figures
-
-
-def score_function(demo):
-    return next(function for function in demo.fns.values() if function.api_name == "score").fn
 
 
 def panel_values(figure) -> dict[str, dict]:
@@ -75,21 +72,6 @@ def test_negative_ranges_keep_their_lower_end():
     assert panel_values(figure)["BERTScore"] == {"axis": (-1.0, 1.0), "bars": [0.91, -0.05], "labels": ["0.9100", "-0.0500"]}
 
 
-def space_inputs(demo) -> tuple[list[str], list[list[str]]]:
-    """The components a visitor can fill in (the API's inputs, in order) and the example rows' file suffixes or
-    texts; also checks that no hidden-but-offered input slips in."""
-    function = next(function for function in demo.fns.values() if function.api_name == "score")
-    kinds = [type(component).__name__ for component in function.inputs]
-    assert all(component.visible for component in function.inputs)
-    (examples,) = [block for block in demo.blocks.values() if isinstance(block, gr.Dataset)]
-    return kinds, [[file_suffix(value) if kind != "Textbox" else "text" for kind, value in zip(kinds, row)] for row in examples.samples]
-
-
-def file_suffix(value) -> str:
-    """The suffix of an example's file (an image example is stored as gradio's file data)."""
-    return str(value["path"] if isinstance(value, dict) else value).rsplit(".", 1)[-1]
-
-
 @pytest.mark.models
 @pytest.mark.parametrize("name, fixture, kinds, example", [
     ("bleu", None, ["Textbox", "Textbox"], ["text", "text"]),
@@ -107,11 +89,6 @@ def test_each_space_offers_only_the_inputs_its_metric_reads(request, name, fixtu
     # A metric that runs here says nothing is missing.
     (missing,) = [block for block in demo.blocks.values() if isinstance(block, gr.Markdown) and block.elem_id == "missing"]
     assert not missing.visible
-
-
-def missing_note(demo) -> str:
-    (missing,) = [block for block in demo.blocks.values() if isinstance(block, gr.Markdown) and block.elem_id == "missing"]
-    return missing.value if missing.visible else ""
 
 
 def test_clip_space_says_up_front_that_the_checkpoint_is_missing_offline(monkeypatch):

@@ -172,12 +172,18 @@ def offline_space_metric(run: OfflineRun, options: dict) -> SpaceMetric:
     return SpaceMetric(run.label, scorer, "; ".join(part for part in (run.note, idf_note(scorer)) if part))
 
 
+def sample_image_input(scorer: CaptionScorer) -> str:
+    """What a Space's example gives ``scorer`` as its image: its example id where it names images by id (AMBER), else
+    the bundled sample image."""
+    return scorer.image_id_example or str(sample_image())
+
+
 def sample_inputs(scorer: CaptionScorer) -> dict:
-    """The bundled sample image, or its region features for a scorer that reads them, for one caption (``{}`` for a
-    scorer that needs no image)."""
+    """The sample image (:func:`sample_image_input`), or its region features for a scorer that reads them, for one
+    caption (``{}`` for a scorer that needs no image)."""
     if not scorer.needs_images:
         return {}
-    return {"region_features": [str(sample_region_features())]} if scorer.reads_region_features else {"images": [str(sample_image())]}
+    return {"region_features": [str(sample_region_features())]} if scorer.reads_region_features else {"images": [sample_image_input(scorer)]}
 
 
 def missing_here(scorer: CaptionScorer) -> str:
@@ -189,7 +195,7 @@ def missing_here(scorer: CaptionScorer) -> str:
                       show_progress=False)
     except (ModelUnavailableError, ImportError, LookupError) as error:  # LookupError: NLTK's or WordNet's data
         return visitor_message(str(error))
-    except ValueError:  # the sample is no input of this metric (AMBER names images by id): the visitor's call will say
+    except ValueError:  # the sample is no input of this configuration (CHAIR's id not in its annotations): the call says
         pass
     return ""
 
@@ -236,12 +242,15 @@ def suite_missing() -> dict[str, str]:
     return missing
 
 
-def image_inputs(image: str | None, features: str | None, count: int) -> dict:
-    """``region_features`` (a features file wins) or ``images`` for ``count`` candidates of one image."""
+def image_inputs(image: str | None, features: str | None, count: int, id_example: str = "") -> dict:
+    """``region_features`` (a features file wins) or ``images`` for ``count`` candidates of one image (an upload, or
+    the id typed for a scorer that names images by id, whose example is ``id_example``)."""
     if features:
         return {"region_features": [features] * count}
-    if image:
-        return {"images": [image] * count}
+    if image and image.strip():
+        return {"images": [image.strip() if id_example else image] * count}
+    if id_example:
+        raise ValueError(f"Type the image's id (e.g. {id_example}) to score captions against it.")
     raise ValueError("Upload an image (or pick the example) to score captions against it.")
 
 
@@ -252,7 +261,7 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         raise ValueError("Type at least one candidate caption (one per line).")
     if scorer.needs_references and not references:
         raise ValueError("Type at least one reference caption (one per line).")
-    inputs = image_inputs(image, features, len(candidates)) if scorer.needs_images else {}
+    inputs = image_inputs(image, features, len(candidates), scorer.image_id_example) if scorer.needs_images else {}
     try:
         return score_checked(scorer, candidates, [references] * len(candidates), **inputs, show_progress=False)
     except ExtractorUnavailableError as error:
@@ -367,9 +376,12 @@ def visitor_message(text: str) -> str:
 
     >>> visitor_message("no /root/.cache/capeval/umic.pt (from https://archive.org/x/umic.pt); set CAPEVAL_OFFLINE=0")
     "no umic.pt (from https://archive.org/x/umic.pt); set the server's settings"
+    >>> visitor_message("offline mode (HF_HUB_OFFLINE=1 or CAPEVAL_OFFLINE=1) forbids it")
+    "offline mode (the server's settings) forbids it"
     """
     text = re.sub(r"(?<![\w:/.])~?/(?:[^\s'\"/()]+/)*([^\s'\"/()]+)", r"\1", text)
-    return re.sub(r"\b(?:CAPEVAL|HF|TRANSFORMERS|HF_HUB)_[A-Z_]+(?:=\S*)?", "the server's settings", text)
+    variable = r"\b(?:CAPEVAL|HF|TRANSFORMERS|HF_HUB)_[A-Z_]+(?:=[^\s),;]*)?"
+    return re.sub(rf"{variable}(?:(?:\s+or\s+|,\s*){variable})*", "the server's settings", text)
 
 
 def _error(gr, error: ValueError):
@@ -385,6 +397,11 @@ def image_widgets(gr, region_features: bool = True):
     return image, features
 
 
+def image_id_box(gr, example: str):
+    """Where a visitor names the image of a scorer that reads ids (AMBER's image id), in place of an upload."""
+    return gr.Textbox(label=f"Image id (e.g. {example})", elem_id="image")
+
+
 def text_examples(with_references: bool) -> list[list[str]]:
     """Two bundled Flickr8k-Expert rows: one candidate, then two candidates, against their references."""
     rows = sample_captions()
@@ -393,10 +410,11 @@ def text_examples(with_references: bool) -> list[list[str]]:
     return [["\n".join(cands), *(["\n".join(refs)] if with_references else [])] for cands, refs in pairs]
 
 
-def image_example(with_references: bool, region_features: bool = True) -> list:
-    """The bundled sample image, its BUTD features (``region_features``), two candidates (and references)."""
-    return [str(sample_image()), *([str(sample_region_features())] if region_features else []), "\n".join(SAMPLE_IMAGE_CANDIDATES),
-            *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
+def image_example(with_references: bool, region_features: bool = True, image: str | None = None) -> list:
+    """``image`` (default the bundled sample image), its BUTD features (``region_features``), two candidates (and
+    references)."""
+    return [image or str(sample_image()), *([str(sample_region_features())] if region_features else []),
+            "\n".join(SAMPLE_IMAGE_CANDIDATES), *(["\n".join(SAMPLE_IMAGE_REFERENCES)] if with_references else [])]
 
 
 def missing_markdown(gr, missing: Mapping[str, str]):
@@ -443,9 +461,13 @@ def build_metric_space(name: str | MetricEntry, *, options: Mapping[str, Any] | 
         gr.Markdown(f"# {shown.label}\n\n{description or ''}" + (f"\n\n**Note:** {shown.note}" if shown.note else ""))
         missing_markdown(gr, {shown.label: shown.missing} if shown.missing else {})
         with gr.Row():
-            # The features upload only where the scorer reads them (hidden and no input of /score elsewhere).
-            widgets = list(image_widgets(gr, scorer.reads_region_features)) if scorer.needs_images else []
-            inputs = widgets[:1 + scorer.reads_region_features]
+            # The features upload only where the scorer reads them (hidden and no input of /score elsewhere); an id box
+            # where it names images by id.
+            if scorer.needs_images and scorer.image_id_example:
+                inputs = [image_id_box(gr, scorer.image_id_example)]
+            else:
+                widgets = list(image_widgets(gr, scorer.reads_region_features)) if scorer.needs_images else []
+                inputs = widgets[:1 + scorer.reads_region_features]
             image_count = len(inputs)
             with gr.Column():
                 inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
@@ -460,8 +482,8 @@ def build_metric_space(name: str | MetricEntry, *, options: Mapping[str, Any] | 
                              interactive=False, elem_id="scores")
         chart = gr.Plot(label=f"{scorer.primary} per candidate, on its range", visible=False, elem_id="chart")
         details = gr.Dataframe(label="Details", interactive=False, visible=False)
-        examples = ([image_example(takes_references, scorer.reads_region_features)] if scorer.needs_images
-                    else text_examples(takes_references))
+        examples = ([image_example(takes_references, scorer.reads_region_features, sample_image_input(scorer))]
+                    if scorer.needs_images else text_examples(takes_references))
         gr.Examples(examples, inputs=inputs)
         with gr.Accordion("Metric card", open=False):
             gr.Markdown(card)

@@ -70,7 +70,7 @@ class AmberDataError(ModelUnavailableError):
 
 
 def download_advice(folder: str | os.PathLike | None = None) -> str:
-    where = f"into {folder}" if folder is not None else "into a folder and pass data_dir=<that folder>"
+    where = f"into {folder}" if folder is not None else "into a folder and pass it as data_dir"
     return (f"download {', '.join(AMBER_FILES)} from the data/ folder of {AMBER_REPOSITORY} "
             f"(commit {AMBER_COMMIT[:7]}) {where}")
 
@@ -558,6 +558,7 @@ class AmberScorer(CaptionScorer):
     faithful_to = ("AMBER's `inference.py` (generative task): each description's counters and the printed CHAIR, "
                    "Cover, Hal and Cog")
     inputs_note = "the image is its AMBER id"
+    image_id_example = "AMBER_1"
     name = primary = "amber_chair"
     hash_name = "amber"
     column_names = COLUMNS

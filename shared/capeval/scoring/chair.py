@@ -456,6 +456,7 @@ class ChairScorer(CaptionScorer):
     faithful_to = ('the released `chair.py` (`variant="original"`) and OPERA\'s (`"opera"`, default) on every caption '
                    "of the goldens")
     inputs_note = "or COCO image ids in place of references, with `annotations=` or `objects=`"
+    image_id_example = "391895"
     name = primary = "chair_s"
     hash_name = "chair"
     column_names = ("chair_s", "chair_i", "recall")

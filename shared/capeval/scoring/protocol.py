@@ -119,6 +119,9 @@ class CaptionScorer(abc.ABC):
     #: For a scorer that needs images: whether it reads precomputed region features in their place
     #: (``region_features``: the detector features UNITER, ViLBERT and Visual-T5 were trained on).
     reads_region_features: ClassVar[bool] = False
+    #: For a scorer that names each image by an id (AMBER's, a COCO image id) rather than reading its pixels: an example
+    #: id, which its Space asks for in place of an upload; ``""`` for a scorer that reads pixels or features.
+    image_id_example: ClassVar[str] = ""
     #: For a scorer that needs no references: whether it uses them when a call gives some (RefCLIP-S beside CLIP-S).
     references_optional: ClassVar[bool] = False
     #: Whether a prediction's references may all be blank strings.

@@ -121,7 +121,7 @@ def test_offline_without_the_released_files_the_error_says_what_to_download(tmp_
     with pytest.raises(AmberDataError, match=r"AMBER's data files are not available \(.*offline mode.*\); download "
                                              r"annotations.json, relation.json, safe_words.txt, metrics.txt from the data/ "
                                              r"folder of https://github.com/junyangwang0410/AMBER \(commit 534babf\) into a "
-                                             r"folder and pass data_dir=<that folder>"):
+                                             r"folder and pass it as data_dir"):
         AmberScorer().score(PREDICTIONS[:1], images=[1])
 
 
