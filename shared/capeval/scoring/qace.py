@@ -28,6 +28,7 @@ import re
 import string
 from typing import Annotated, Any, Sequence
 
+from ..backbones.common import device_batch_size
 from ..backbones.precision import reduced_precision
 from ..backbones.t5 import T5TextFormat, T5TextGenerator
 from ..backbones.visual_t5 import DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, VisualT5Answerer
@@ -51,9 +52,9 @@ DEFAULT_QA_MODEL = "ThomasNLG/t5-qa_squad2neg-en"
 DEFAULT_BERTSCORE_MODEL = "bert-base-multilingual-cased"
 DEFAULT_BERTSCORE_LAYERS = {"bert-base-multilingual-cased": 9}
 COLUMNS = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
-#: Sentences per encoding batch of the answer-similarity BERTScore on GPU, where a batch of BERTScore's 64 short answers
-#: is bound by kernel launches (on CPU it keeps BERTScore's 64). The similarities do not depend on it (no padding quirk).
-GPU_SIMILARITY_BATCH_SIZE = 512
+#: Sentences per encoding batch of the answer-similarity BERTScore: on GPU 512, where a batch of 64 short answers is
+#: bound by kernel launches; on CPU BERTScore's own 64. The similarities do not depend on it (no padding quirk).
+GPU_SIMILARITY_BATCH_SIZE, CPU_SIMILARITY_BATCH_SIZE = 512, 64
 
 
 #: ``demo``: the QACE demo notebook (mrm8488 QG; the literal "</s>" is tokenized as EOS and the fast tokenizer
@@ -370,7 +371,7 @@ class QaceScorer(CaptionScorer):
             # distinct (predicted answer, span) pair is matched once.
             scorer = BERTScorer(self.bertscore_model, layer=self.bertscore_layer, device=self.device, pad_like_bert_score=False)
             pairs = list(dict.fromkeys((r["predicted_answer"], r["answer"]) for r in flat))
-            batch_size = GPU_SIMILARITY_BATCH_SIZE if self.device.type == "cuda" else None
+            batch_size = device_batch_size(None, self.device, gpu=GPU_SIMILARITY_BATCH_SIZE, cpu=CPU_SIMILARITY_BATCH_SIZE)
             scored = scorer.score([predicted for predicted, _ in pairs], [[span] for _, span in pairs], batch_size=batch_size)["f1"]
             similarities = dict(zip(pairs, scored))
             for record in flat:

@@ -7,7 +7,7 @@ import torch
 from capeval.backbones.precision import autocast_forward
 from capeval.backbones.t5 import load_t5
 from capeval.backbones.visual_t5 import VisualT5Answerer, save_random_t5
-from capeval.scoring.qace import QaceScorer
+from capeval.scoring.qace import CPU_SIMILARITY_BATCH_SIZE, QaceScorer
 from capeval.vision.regions import as_region_features
 
 from fixtures.qace import CAPTIONS, REFERENCES, T5_WORDS
@@ -121,7 +121,7 @@ def test_each_distinct_answer_pair_is_matched_once(monkeypatch, qace_options):
 
     monkeypatch.setattr(BERTScorer, "score", spy)
     records = scorer._compare(asked, answered)
-    assert seen == [(["horses", "men", "two men"], [["horses"], ["two men"], ["two men"]], None)]
+    assert seen == [(["horses", "men", "two men"], [["horses"], ["two men"], ["two men"]], CPU_SIMILARITY_BATCH_SIZE)]
     flat = [r for per_caption in records for per_context in per_caption for r in per_context]
     assert [(r["predicted_answer"], r["answer"]) for r in flat] == [("horses", "horses"), ("men", "two men"), ("horses", "horses"),
                                                                     ("two men", "two men"), ("horses", "horses")]
