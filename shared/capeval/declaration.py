@@ -14,20 +14,38 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .inputs import choice_option
+from .inputs import bool_option, choice_option, int_option, number_option
+
 
 @dataclass(frozen=True)
 class Opt:
     """What one constructor option means, declared on the scorer's ``__init__`` parameter itself:
     ``order: Annotated[int, Opt("which BLEU-n fills `scores`", choices=(1, 2, 3, 4))] = 4``.
 
-    The parameter gives the option's name, type and default; ``Opt`` adds a one-line description and, for
-    an option with a fixed set of values, those values (checked before the scorer is built). Cards, the
-    command line, the Spaces and error messages all read options from here (:func:`declared_options`).
+    The parameter gives the option's name, type and default; ``Opt`` adds a one-line description and what a value
+    must be: one of ``choices``; for a number, ``within`` an interval written as the cards print it (``"[0, 1)"``,
+    ``"(0, inf)"``; an ``int`` without one must be >= 0); for anything else, a ``check(name, value)`` returning the
+    value to use (a model path, a device). A ``bool`` must be a bool. Every value is checked, and normalized, before
+    the scorer's ``__init__`` runs (:func:`check_declared`), so ``__init__`` checks only what ``Opt`` cannot say (two
+    options that exclude each other). Cards, the command line, the Spaces and error messages all read options from
+    here (:func:`declared_options`).
     """
 
     doc: str
     choices: tuple[Any, ...] | None = None
+    within: str | None = None
+    check: Callable[[str, Any], Any] | None = None
+
+
+def interval(text: str) -> dict[str, Any]:
+    """:func:`capeval.inputs.number_option`'s bounds from an interval as the cards print it.
+
+    >>> interval("[0, 1)"), interval("(0, inf)")
+    ({'low': 0.0, 'high': 1.0, 'low_open': False, 'high_open': True}, {'low': 0.0, 'high': None, 'low_open': True, 'high_open': True})
+    """
+    low, high = (part.strip() for part in text.strip()[1:-1].split(","))
+    return {"low": float(low), "high": None if high == "inf" else float(high), "low_open": text.strip()[0] == "(",
+            "high_open": text.strip()[-1] == ")"}
 
 
 @dataclass(frozen=True)
@@ -41,10 +59,39 @@ class OptionSpec:
     default: Any
     doc: str
     choices: tuple[Any, ...] | None = None
+    within: str | None = None
+    check: Callable[[str, Any], Any] | None = field(default=None, compare=False)
+    #: The annotation's classes other than ``None``, and whether it admits ``None``.
+    kinds: tuple[type, ...] = ()
+    optional: bool = False
 
     @property
     def required(self) -> bool:
         return self.default is inspect.Parameter.empty
+
+    def checked(self, value: Any) -> Any:
+        """``value`` checked as declared, normalized (a float for a number, a string for a path); ``ValueError``
+        naming the option otherwise.
+
+        >>> from capeval.scoring.clip import ClipScoreScorer
+        >>> {spec.name: spec for spec in declared_options(ClipScoreScorer)}["w"].checked(0)
+        Traceback (most recent call last):
+        ValueError: w must be a number in (0.0, ∞), got 0 (int)
+        """
+        if self.choices is not None:
+            return choice_option(self.name, value, self.choices)
+        if value is None and self.optional:
+            return None
+        if self.check is not None:
+            return self.check(self.name, value)
+        if self.kinds == (bool,):
+            return bool_option(self.name, value)
+        if self.kinds == (int,):
+            return int_option(self.name, value, minimum=int(interval(self.within)["low"]) if self.within else 0,
+                              optional=self.optional)
+        if self.within is not None:
+            return number_option(self.name, value, **interval(self.within))
+        return value
 
 
 def _type_text(annotation: Any) -> str:
@@ -81,7 +128,11 @@ def declared_options(scorer_class: type) -> tuple[OptionSpec, ...]:
         declared = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Opt)]
         base = typing.get_args(hint)[0] if declared else hint
         opt = declared[0] if declared else Opt("")
-        specs.append(OptionSpec(parameter.name, _type_text(base), parameter.default, opt.doc, opt.choices))
+        union = typing.get_origin(base) in (typing.Union, types.UnionType)
+        members = typing.get_args(base) if union else (base,)
+        kinds = tuple(m for m in members if m is not type(None))
+        specs.append(OptionSpec(parameter.name, _type_text(base), parameter.default, opt.doc, opt.choices, opt.within,
+                                opt.check, kinds, len(kinds) < len(members)))
     return tuple(specs)
 
 
@@ -129,17 +180,18 @@ MERGE_SUM = "sum"
 MERGE_ALL = "all"
 
 
-def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> None:
-    """Check the values of declared ``choices`` in a call of ``scorer_class(*args, **options)`` (before its
-    ``__init__`` runs, so every way of building a scorer checks them alike); ``ValueError`` names the option.
+def check_declared(scorer_class: type, args: tuple, options: dict[str, Any]) -> tuple[tuple, dict[str, Any]]:
+    """The arguments of a call of ``scorer_class(*args, **options)``, each given option checked and normalized as
+    declared (:meth:`OptionSpec.checked`), before its ``__init__`` runs, so every way of building a scorer checks them
+    alike; ``ValueError`` names the option.
 
     >>> from capeval.scoring.coco import BleuScorer
     >>> check_declared(BleuScorer, (5,), {})
     Traceback (most recent call last):
     ValueError: order must be one of (1, 2, 3, 4), got 5 (int)
     """
-    bound = inspect.signature(scorer_class.__init__).bind_partial(  # type: ignore[misc]
-        None, *args, **options).arguments
+    bound = inspect.signature(scorer_class.__init__).bind_partial(None, *args, **options)  # type: ignore[misc]
     for spec in declared_options(scorer_class):
-        if spec.choices is not None and spec.name in bound:
-            choice_option(spec.name, bound[spec.name], spec.choices)
+        if spec.name in bound.arguments:
+            bound.arguments[spec.name] = spec.checked(bound.arguments[spec.name])
+    return bound.args[1:], bound.kwargs

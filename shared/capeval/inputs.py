@@ -160,7 +160,7 @@ def number_option(name: str, value: Any, *, low: float, high: float | None = Non
     """
     upper = "∞)" if high is None else f"{high}{')' if high_open else ']'}"
     span = f"{'(' if low_open else '['}{low}, {upper}"
-    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)  # numpy's too
     if not number or value < low or (low_open and value == low) or (high is not None and (value > high or (high_open and value == high))):
         raise ValueError(f"{name} must be a number in {span}, got {value!r} ({type(value).__name__})")
     return float(value)

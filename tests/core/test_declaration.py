@@ -12,6 +12,7 @@ from capeval.declaration import Opt, declared_options
 from capeval.inputs import choice_option
 from capeval.registry import METRICS, module_scorer
 from capeval.reports.cards import options_table, update_card
+from capeval.scoring.protocol import CaptionScorer
 from capeval.scoring.bertscore import BERTScorer
 
 
@@ -73,3 +74,59 @@ def test_every_option_is_declared_with_a_doc(name):
         if spec.choices is not None and spec.default is not None:
             choice_option(f"{name}.{spec.name}'s default", spec.default, spec.choices)
 
+        if spec.choices is None and spec.default is not inspect.Parameter.empty and spec.default is not None \
+                and spec.check is None:
+            assert spec.checked(spec.default) == spec.default, f"{name}.{spec.name}'s default is outside its declaration"
+
+
+class Declared(CaptionScorer):
+    """A toy scorer reaching every way an option's value is checked: a bool, ints with and without a lower bound,
+    closed and open intervals, an optional number, a check function that normalizes, choices."""
+
+    metric = title = name = primary = "declared"
+
+    def __init__(self, *, flag: typing.Annotated[bool, Opt("a bool")] = True,
+                 count: typing.Annotated[int, Opt("an int, >= 0 by default")] = 0,
+                 workers: typing.Annotated[int | None, Opt("an optional int >= 2", within="[2, inf)")] = None,
+                 weight: typing.Annotated[float, Opt("closed", within="[0, 1]")] = 0.5,
+                 scale: typing.Annotated[float | None, Opt("open below", within="(0, 10)")] = None,
+                 path: typing.Annotated[str | None, Opt("normalized by its check", check=lambda name, value: f"<{value}>")] = None,
+                 mode: typing.Annotated[str, Opt("choices", choices=("a", "b"))] = "a"):
+        self.seen = dict(flag=flag, count=count, workers=workers, weight=weight, scale=scale, path=path, mode=mode)
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None):
+        raise NotImplementedError
+
+    def options(self):
+        return self.seen
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"flag": 1}, r"flag must be True or False, got 1 \(int\)"),
+    ({"count": -1}, r"count must be an integer >= 0, got -1"),
+    ({"count": 2.0}, r"count must be an integer >= 0, got 2.0 \(float\)"),
+    ({"workers": 1}, r"workers must be an integer >= 2 or None, got 1"),
+    ({"weight": 1.5}, r"weight must be a number in \[0.0, 1.0\], got 1.5"),
+    ({"weight": float("nan")}, r"weight must be a number in \[0.0, 1.0\]"),
+    ({"scale": 0}, r"scale must be a number in \(0.0, 10.0\), got 0"),
+    ({"scale": 10}, r"scale must be a number in \(0.0, 10.0\), got 10"),
+    ({"mode": "c"}, r"mode must be one of \('a', 'b'\)"),
+])
+def test_declared_bounds_and_kinds_are_checked_before_init(options, message):
+    with pytest.raises(ValueError, match=message):
+        Declared(**options)
+
+
+def test_init_receives_the_checked_and_normalized_values():
+    import numpy as np
+
+    seen = Declared(flag=np.bool_(False), count=np.int64(3), workers=2, weight=1, scale=9.5, path="m").seen
+    assert seen == {"flag": False, "count": 3, "workers": 2, "weight": 1.0, "scale": 9.5, "path": "<m>", "mode": "a"}
+    assert [type(seen[k]) for k in ("flag", "count", "weight")] == [bool, int, float]
+    # None passes an optional option without calling its check; the defaults are not checked (they are declared).
+    assert Declared(path=None).seen["path"] is None
+    # A real scorer: the path is a string and the number a float by the time __init__ stores them.
+    from capeval.scoring.coco import CiderScorer
+
+    assert type(CiderScorer(sigma=3).sigma) is float
+    assert type(capeval.load("cider", sigma=np.float32(3.0)).scorer.sigma) is float

@@ -38,10 +38,10 @@ def test_bert_tbr_options_fail_at_load(bert_tbr, options, message):
 
 @pytest.mark.parametrize("name, options, error, message", [
     ("bert_tbr", {"model_name": "/no/such/model", "layer": 6, "beta": 0.4}, ModelUnavailableError, "model_name='/no/such/model': no such"),
-    ("cider", {"sigma": "6"}, ValueError, "sigma must be a positive number, got '6'"),
-    ("cider", {"sigma": math.nan}, ValueError, "sigma must be a positive number"),
-    ("cider", {"sigma": 0}, ValueError, "sigma must be a positive number, got 0"),
-    ("cider", {"sigma": True}, ValueError, "sigma must be a positive number, got True"),
+    ("cider", {"sigma": "6"}, ValueError, "sigma must be a number in \\(0\\.0, ∞\\), got '6'"),
+    ("cider", {"sigma": math.nan}, ValueError, "sigma must be a number in \\(0\\.0, ∞\\)"),
+    ("cider", {"sigma": 0}, ValueError, "sigma must be a number in \\(0\\.0, ∞\\), got 0"),
+    ("cider", {"sigma": True}, ValueError, "sigma must be a number in \\(0\\.0, ∞\\), got True"),
     ("bleu", {"order": True}, ValueError, r"order must be one of \(1, 2, 3, 4\), got True"),
     ("bleu", {"order": 5}, ValueError, r"order must be one of \(1, 2, 3, 4\)"),
     ("rouge", {"tokenizer": "spacy"}, ValueError, "tokenizer must be one of"),
@@ -82,3 +82,30 @@ def test_bertscore_options_fail_when_built(minilm_path):
                              ({"idf_sentences": "a dog"}, "not a single string"), ({"layer": 9}, "out of range")]:
         with pytest.raises(ValueError, match=message):
             BERTScorer(minilm_path, **options)
+
+
+def declared_bad_values():
+    """For every registered scorer's options declared as a bool, an int or a number in an interval: a value each
+    declaration refuses (a string for a bool, a fraction for an int, a number past the interval's ends)."""
+    from capeval.declaration import declared_options, interval
+
+    for name in sorted(capeval.METRICS):
+        for spec in declared_options(capeval.METRICS[name].scorer_class()):
+            if spec.choices is not None or spec.check is not None:
+                continue
+            if spec.kinds == (bool,):
+                yield name, spec.name, "yes", f"{spec.name} must be True or False"
+            elif spec.kinds == (int,):
+                yield name, spec.name, 1.5, f"{spec.name} must be an integer"
+            elif spec.within is not None:
+                bounds = interval(spec.within)
+                yield name, spec.name, bounds["low"] - 1, f"{spec.name} must be a number in"
+                if bounds["high"] is not None:
+                    yield name, spec.name, bounds["high"] + 1, f"{spec.name} must be a number in"
+
+
+@pytest.mark.parametrize("name, option, value, message", list(declared_bad_values()))
+def test_every_declared_kind_and_interval_is_checked_at_load(name, option, value, message):
+    """Nothing is loaded: the declaration refuses the value before the scorer's __init__ runs."""
+    with pytest.raises(ValueError, match=message):
+        capeval.METRICS[name].scorer_class()(**{option: value})

@@ -26,11 +26,12 @@ def _cell(text: str) -> str:
 
 
 def options_table(scorer_class: type) -> str:
-    """The scorer's options as a Markdown table: name, type, default, valid values, meaning."""
+    """The scorer's options as a Markdown table: name, type, default, valid values (the choices, or a number's
+    interval), meaning."""
     rows = ["| option | type | default | values | meaning |", "|---|---|---|---|---|"]
     for spec in declared_options(scorer_class):
         default = "required" if spec.required else f"`{spec.default!r}`"
-        values = ", ".join(f"`{choice!r}`" for choice in spec.choices) if spec.choices else ""
+        values = ", ".join(f"`{choice!r}`" for choice in spec.choices) if spec.choices else spec.within or ""
         rows.append(f"| `{spec.name}` | {_cell(spec.type)} | {_cell(default)} | {_cell(values)} | {_cell(spec.doc)} |")
     return "\n".join(rows)
 
@@ -40,7 +41,8 @@ def options_text(scorer_class: type) -> str:
     lines = ["Constructor options (``capeval.load(name, ...)`` or ``evaluate.load(path, ...)``):"]
     for spec in declared_options(scorer_class):
         default = "required" if spec.required else f"default {spec.default!r}"
-        values = f"; one of {', '.join(map(repr, spec.choices))}" if spec.choices else ""
+        values = (f"; one of {', '.join(map(repr, spec.choices))}" if spec.choices
+                  else f"; in {spec.within}" if spec.within else "")
         lines.append(f"    {spec.name} ({spec.type}, {default}{values}): {spec.doc}")
     return "\n".join(lines)
 

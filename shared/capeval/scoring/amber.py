@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 
 from ..declaration import MERGE_SUM, Opt
-from ..inputs import bool_option, number_option
 from ..models import ModelUnavailableError, cached, model_id
 from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tag_texts
@@ -574,16 +573,15 @@ class AmberScorer(CaptionScorer):
                                                      "metrics.txt); None: the released files, downloaded once")] = None,
                  spacy_model: Annotated[str, Opt("spaCy pipeline (name or folder) of the word similarity")] = DEFAULT_SPACY_MODEL,
                  similarity_threshold: Annotated[float, Opt("a word counts as similar above this spaCy similarity "
-                                                            "(inference.py's --similarity_score)")] = DEFAULT_SIMILARITY,
+                                                            "(inference.py's --similarity_score)", within="[-1, 1]")] = DEFAULT_SIMILARITY,
                  rounded: Annotated[bool, Opt("round the corpus values to one decimal, as inference.py prints them")] = True):
         if data_dir is not None and (not isinstance(data_dir, (str, os.PathLike)) or not str(data_dir)):
             raise ValueError(f"data_dir must be a folder path or None, got {data_dir!r}")
         if not isinstance(spacy_model, (str, os.PathLike)) or not str(spacy_model):
             raise ValueError(f"spacy_model must be a spaCy pipeline name or folder, got {spacy_model!r}")
         self.data_dir = None if data_dir is None else os.fspath(data_dir)
-        self.similarity = SpacySimilarity(os.fspath(spacy_model), number_option("similarity_threshold", similarity_threshold,
-                                                                                  low=-1.0, high=1.0))
-        self.rounded = bool_option("rounded", rounded)
+        self.similarity = SpacySimilarity(os.fspath(spacy_model), similarity_threshold)
+        self.rounded = rounded
         self.nouns = NounExtractor()
 
     def files(self) -> dict[str, Path]:

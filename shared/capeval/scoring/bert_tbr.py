@@ -29,7 +29,7 @@ import numpy as np
 
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
-from ..inputs import device_option, number_option, path_option, sentences_option
+from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
@@ -267,25 +267,25 @@ class BertTbrScorer(CaptionScorer):
     #: A reference list of blank strings has no word pieces to recall.
     blank_references_allowed = False
 
-    def __init__(self, model_name: Annotated[str, Opt("hub id or local folder of the encoder")] = "bert-base-uncased", *,
+    def __init__(self, model_name: Annotated[str, Opt("hub id or local folder of the encoder", check=path_option)] = "bert-base-uncased", *,
                  layer: Annotated[int | None, Opt("hidden layer whose embeddings are matched (0: the embeddings); "
                                                   "None: the published one (8 for bert-base-uncased)")] = None,
                  beta: Annotated[float | None, Opt("β in [0, 1), the cosine a match must exceed; None: the published one "
-                                                   "(0.4 for bert-base-uncased, 0.83 for roberta-large)")] = None,
+                                                   "(0.4 for bert-base-uncased, 0.83 for roberta-large)", within="[0, 1)")] = None,
                  mode: Annotated[str, Opt("`code` (the released code), `paper` (Eq. 3-6) or `unigram` (model-free)",
                                           choices=SCORER_MODES)] = "code",
                  idf: Annotated[str, Opt("IDF documents: every caption of the call (`corpus`, the paper's) or a reference "
                                          "corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus",
-                 idf_sentences: Annotated[Sequence[str] | None, Opt("your own IDF documents (with idf='corpus')")] = None,
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("your own IDF documents (with idf='corpus')", check=sentences_option)] = None,
                  device: Device = None, dtype: Dtype = "float32"):
         self.mode = mode
         if idf != "corpus" and idf_sentences is not None:
             raise ValueError(f"pass idf={idf!r} or idf_sentences, not both")
-        self.model_name = path_option("model_name", model_name)
+        self.model_name = model_name
         self.idf = idf
-        self.idf_sentences = reference_sentences(idf) if idf != "corpus" else sentences_option("idf_sentences", idf_sentences, optional=True)
+        self.idf_sentences = reference_sentences(idf) if idf != "corpus" else idf_sentences
         self._fixed_idf: IdfWeights | None = None
-        self.device = device_option("device", device)
+        self.device = device
         self.dtype = dtype
         self.stop_words = stopwords("bert_tbr")
         if mode == "unigram":
@@ -301,8 +301,7 @@ class BertTbrScorer(CaptionScorer):
             if self.model_name not in DEFAULT_LAYERS:
                 raise ValueError(f"no published layer for {self.model_name!r}: pass layer= (BERT-TBR uses layer 8 of bert-base-uncased)")
             layer = DEFAULT_LAYERS[self.model_name]
-        # β thresholds cosines, which are at most 1: outside [0, 1) every score would be 0 or nothing filtered.
-        self.beta = number_option("beta", beta, low=0.0, high=1.0, high_open=True)
+        self.beta = beta
         self.layer = layer_option(layer, self.model_name)
 
     @property

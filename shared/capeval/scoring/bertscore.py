@@ -31,7 +31,7 @@ import numpy as np
 
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
-from ..inputs import bool_option, device_option, path_option, sentences_option
+from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder, layer_option
@@ -72,27 +72,28 @@ class BERTScorer(CaptionScorer):
     offline_runs = (OfflineRun("BERTScore (MiniLM)", options=lambda: {"model_name": path, "layer": 6} if (path := minilm_path()) else None,
                                note="all-MiniLM-L6-v2 (layer 6) stands in for roberta-large", available=lambda: minilm_path() is not None),)
 
-    def __init__(self, model_name: Annotated[str, Opt("hub id or folder of the encoder")] = DEFAULT_MODEL, *,
+    def __init__(self, model_name: Annotated[str, Opt("hub id or folder of the encoder", check=path_option)] = DEFAULT_MODEL, *,
                  layer: Annotated[int | None, Opt("hidden state to match (0 = embeddings; default: bert_score's for the "
                                                   "model, else the last)")] = None,
                  idf: Annotated[bool, Opt("weight tokens by IDF from the references (or idf_sentences)")] = False,
-                 idf_sentences: Annotated[Sequence[str] | None, Opt("IDF documents instead of the call's references")] = None,
+                 idf_sentences: Annotated[Sequence[str] | None, Opt("IDF documents instead of the call's references", check=sentences_option)] = None,
                  rescale_with_baseline: Annotated[bool, Opt("map P, R, F to (s − b)/(1 − b) with bert_score's baseline b "
                                                             "for the model and layer")] = False,
-                 baseline_path: Annotated[str | None, Opt("a baseline TSV (LAYER,P,R,F) for a model bert_score ships none for")] = None,
+                 baseline_path: Annotated[str | None, Opt("a baseline TSV (LAYER,P,R,F) for a model bert_score ships none for",
+                                                                   check=path_option)] = None,
                  pad_like_bert_score: Annotated[bool, Opt("keep bert_score's padding zeros in the maxima (module docstring)")] = True,
                  device: Device = None, dtype: Dtype = "float32"):
-        self.model_name = path_option("model_name", model_name)
+        self.model_name = model_name
         layer = layer_option(layer, self.model_name)
         self.layer = BERT_SCORE_LAYERS.get(self.model_name) if layer is None else layer
-        self.idf = bool_option("idf", idf)
-        self.idf_sentences = sentences_option("idf_sentences", idf_sentences, optional=True)
-        self.rescale_with_baseline = bool_option("rescale_with_baseline", rescale_with_baseline)
-        self.baseline_path = None if baseline_path is None else path_option("baseline_path", baseline_path)
+        self.idf = idf
+        self.idf_sentences = idf_sentences
+        self.rescale_with_baseline = rescale_with_baseline
+        self.baseline_path = baseline_path
         if self.baseline_path is not None and not self.rescale_with_baseline:
             raise ValueError("baseline_path is used only with rescale_with_baseline=True")
-        self.pad_like_bert_score = bool_option("pad_like_bert_score", pad_like_bert_score)
-        self.device = device_option("device", device)
+        self.pad_like_bert_score = pad_like_bert_score
+        self.device = device
         self.dtype = dtype
         if self.rescale_with_baseline and self.layer is not None:
             self.baseline()  # a missing baseline fails now, not after the model has loaded

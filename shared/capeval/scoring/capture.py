@@ -44,7 +44,7 @@ from typing import Annotated, Any, Callable, Sequence
 import numpy as np
 
 from ..declaration import Opt
-from ..inputs import bool_option, device_option, number_option, path_option
+from ..inputs import path_option
 from ..models import local_config, model_id, resolve_device
 from ..text.english import pos_tag_texts, sent_tokenize
 from ..text.scene_graph import RELEASES, SceneGraph, SceneGraphParser, graph_from_text
@@ -298,12 +298,13 @@ class CaptureScorer(CaptionScorer):
     extras = ("models", "capture")
     system_packages = ("wordnet-base",)
 
-    def __init__(self, *, parser_model: Annotated[str, Opt("hub id or folder of the FACTUAL scene-graph parser (a T5)")] = DEFAULT_PARSER,
-                 encoder_model: Annotated[str, Opt("hub id or folder of the sentence encoder of soft matching (mean pooling)")]
+    def __init__(self, *, parser_model: Annotated[str, Opt("hub id or folder of the FACTUAL scene-graph parser (a T5)", check=path_option)] = DEFAULT_PARSER,
+                 encoder_model: Annotated[str, Opt("hub id or folder of the sentence encoder of soft matching (mean pooling)",
+                                                          check=path_option)]
                  = DEFAULT_ENCODER,
-                 alpha: Annotated[float, Opt("weight of the object F1; alpha + beta must be 1")] = 0.5,
-                 beta: Annotated[float, Opt("weight of the attribute F1")] = 0.5,
-                 gamma: Annotated[float, Opt("weight of the relation F1")] = 0.2,
+                 alpha: Annotated[float, Opt("weight of the object F1; alpha + beta must be 1", within="[0, 1]")] = 0.5,
+                 beta: Annotated[float, Opt("weight of the attribute F1", within="[0, 1]")] = 0.5,
+                 gamma: Annotated[float, Opt("weight of the relation F1", within="[0, inf)")] = 0.2,
                  synonym_matching: Annotated[bool, Opt("match WordNet synonyms (and strings containing each other) after "
                                                        "exact matches")] = True,
                  soft_matching: Annotated[bool, Opt("match what is left by sentence-embedding similarity")] = True,
@@ -312,19 +313,18 @@ class CaptureScorer(CaptionScorer):
                                                      "published with) or as 0.7 (today's install: the longest sentence of each "
                                                      "batch loses its last piece)", choices=RELEASES)] = "0.5",
                  device: Device = None):
-        self.parser_model = path_option("parser_model", parser_model)
-        self.encoder_model = path_option("encoder_model", encoder_model)
+        self.parser_model = parser_model
+        self.encoder_model = encoder_model
         check_mean_pooling(self.encoder_model)
-        self.alpha = number_option("alpha", alpha, low=0.0, high=1.0)
-        self.beta = number_option("beta", beta, low=0.0, high=1.0)
+        self.alpha, self.beta = alpha, beta
         if abs(self.alpha + self.beta - 1.0) > 1e-9:
             raise ValueError(f"alpha + beta must be 1 (CAPTURE's object and attribute weights share 1), got {alpha} + {beta}")
-        self.gamma = number_option("gamma", gamma, low=0.0)
-        self.synonym_matching = bool_option("synonym_matching", synonym_matching)
-        self.soft_matching = bool_option("soft_matching", soft_matching)
-        self.stop_words = stopwords("capture") if bool_option("stop_words", stop_words) else frozenset()
+        self.gamma = gamma
+        self.synonym_matching = synonym_matching
+        self.soft_matching = soft_matching
+        self.stop_words = stopwords("capture") if stop_words else frozenset()
         self.factual_version = factual_version
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
 
     def options(self) -> dict[str, Any]:
         return {"parser_model": model_id(self.parser_model), "encoder_model": model_id(self.encoder_model), "alpha": self.alpha,

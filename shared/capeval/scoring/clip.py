@@ -33,7 +33,7 @@ from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, PixelStatistics, load_c
 from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import device_option, int_option, number_option, path_option
+from ..inputs import path_option
 from ..models import ModelUnavailableError, cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
@@ -90,7 +90,7 @@ ClipMode = Annotated[Mode, Opt("'code': the released preprocessing; 'hf': transf
 ClipDtype = Annotated[str, Opt("precision of the forward passes (torch.autocast); features and scores in float32. float32: "
                                "the released CPU arithmetic (on CUDA it cast the model to float16)", choices=DTYPES)]
 ImageWorkers = Annotated[int | None, Opt("processes decoding images ahead of the forward pass (DataLoader workers); "
-                                         "None: up to 8 on CUDA, 0 on CPU. Scores do not depend on it")]
+                                         "None: up to 8 on CUDA, 0 on CPU. Scores do not depend on it", within="[0, inf)")]
 
 
 class ClipScoreScorer(CaptionScorer):
@@ -125,23 +125,21 @@ class ClipScoreScorer(CaptionScorer):
     value_range = (0.0, None)
     extras = ("models", "clip")
 
-    def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer")] = DEFAULT_MODEL,
+    def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer", check=path_option)] = DEFAULT_MODEL,
                  checkpoint: Annotated[str | None, Opt("path or URL of a torch.save file whose OpenAI-layout state dict "
                                                        "replaces model_name's weights (e.g. LongCLIP's longclip-L.pt); None: "
-                                                       "model_name's own")] = None,
-                 w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)")] = 2.5,
+                                                       "model_name's own", check=path_option)] = None,
+                 w: Annotated[float, Opt("scale of the image-text cosine (the paper's w)", within="(0, inf)")] = 2.5,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: ClipDtype = "float32", num_workers: ImageWorkers = None):
-        self.model_name = path_option("model_name", model_name)
-        self.checkpoint = None if checkpoint is None else path_option("checkpoint", checkpoint)
-        self.w = number_option("w", w, low=0.0, low_open=True)
+        self.model_name, self.checkpoint, self.w = model_name, checkpoint, w
         if not isinstance(prefix, str):
             raise ValueError(f"prefix must be a string, got {prefix!r} ({type(prefix).__name__})")
         self.prefix = prefix if not prefix or prefix.endswith(" ") else prefix + " "
         self.mode = mode
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
         self.dtype = dtype
-        self.num_workers = int_option("num_workers", num_workers, minimum=0, optional=True)
+        self.num_workers = num_workers
 
     @property
     def encoder(self) -> ClipEncoder:
@@ -227,9 +225,9 @@ class PacScoreScorer(ClipScoreScorer):
                                                           choices=("pac-s", "pac-s++"))] = "pac-s",
                  checkpoint: Annotated[str | None, Opt("path or URL of the released weights: PAC-S's clip_ViT-B-32.pth "
                                                        "(required for pac-s); for pac-s++ None is the published "
-                                                       "PAC++_clip_ViT-B-32.pth or PAC++_clip_ViT-L-14.pth of model_name")] = None,
-                 model_name: Annotated[str, Opt("hub id or folder of the CLIP config and tokenizer")] = DEFAULT_MODEL,
-                 w: Annotated[float, Opt("scale of the image-text cosine")] = 2.0,
+                                                       "PAC++_clip_ViT-B-32.pth or PAC++_clip_ViT-L-14.pth of model_name", check=path_option)] = None,
+                 model_name: Annotated[str, Opt("hub id or folder of the CLIP config and tokenizer", check=path_option)] = DEFAULT_MODEL,
+                 w: Annotated[float, Opt("scale of the image-text cosine", within="(0, inf)")] = 2.0,
                  prefix: Prefix = "A photo depicts", mode: ClipMode = "code", device: Device = None,
                  dtype: Dtype = "float32", num_workers: ImageWorkers = None):
         super().__init__(model_name=model_name, checkpoint=checkpoint, w=w, prefix=prefix, mode=mode, device=device,

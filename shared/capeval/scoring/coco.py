@@ -128,12 +128,10 @@ class CiderScorer(CocoScorer):
     offline_runs = (OfflineRun("CIDEr-D"),)
 
     def __init__(self, *, tokenizer: Tokenizer = "ptb",
-                 sigma: Annotated[float, Opt("σ of the Gaussian length penalty (6 in the toolkit)")] = 6.0,
+                 sigma: Annotated[float, Opt("σ of the Gaussian length penalty (6 in the toolkit)", within="(0, inf)")] = 6.0,
                  idf: Annotated[str, Opt("document frequencies from the call's references (`corpus`, the toolkit's) or "
                                          "from a reference corpus shipped with capeval", choices=IDF_SOURCES)] = "corpus"):
-        if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma > 0:
-            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
-        self.sigma = float(sigma)
+        self.sigma = sigma
         self.idf = idf
         super().__init__(tokenizer=tokenizer)
 

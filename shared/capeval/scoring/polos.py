@@ -36,11 +36,11 @@ from ..backbones.polos import CLIP_PROMPT, RELEASED_CHECKPOINT, PolosModel, load
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import device_option, int_option, path_option
+from ..inputs import path_option
 from ..models import cached, model_id, resolve_device
 from ..progress import progress
 from .clip import report_truncation
-from .options import Dtype
+from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
 DEFAULT_CLIP = "openai/clip-vit-base-patch32"
@@ -103,26 +103,25 @@ class PolosScorer(CaptionScorer):
     value_range = (0.0, 1.0)
 
     def __init__(self, checkpoint: Annotated[str, Opt("the released Lightning checkpoint: a .ckpt with hparams.yaml "
-                                                      "beside it, their folder, or reprod.zip (path or URL)")] = RELEASED_CHECKPOINT,
+                                                      "beside it, their folder, or reprod.zip (path or URL)", check=path_option)] = RELEASED_CHECKPOINT,
                  *, text_model: Annotated[str | None, Opt("hub id or folder giving the RoBERTa's config and tokenizer "
-                                                          "(default: the checkpoint's pretrained_model); weights come from the checkpoint")] = None,
+                                                          "(default: the checkpoint's pretrained_model); weights come from the checkpoint",
+                                                          check=path_option)] = None,
                  clip_model: Annotated[str, Opt("hub id or folder of a transformers CLIPModel (OpenAI ViT-B/32 in the release): its config "
-                                                "and tokenizer; weights come from the checkpoint's clip.* tensors")] = DEFAULT_CLIP,
+                                                "and tokenizer; weights come from the checkpoint's clip.* tensors", check=path_option)] = DEFAULT_CLIP,
                  mode: Annotated[str, Opt("`item`: each caption alone with all its references (the definition); `code`: the released "
                                           "predict()'s batches (shared ScalarMix statistics, references cut to the batch minimum)",
                                           choices=MODES)] = "item",
                  predict_batch_size: Annotated[int | None, Opt("with mode=code: predict()'s batch_size (default: the "
-                                                               "checkpoint's training batch size, as predict)")] = None,
-                 device: Annotated[str | None, Opt("torch device (default CUDA when available)")] = None,
+                                                               "checkpoint's training batch size, as predict)", within="[1, inf)")] = None,
+                 device: Device = None,
                  dtype: Dtype = "float32"):
-        self.checkpoint = path_option("checkpoint", checkpoint)
-        self.text_model = None if text_model is None else path_option("text_model", text_model)
-        self.clip_model = path_option("clip_model", clip_model)
+        self.checkpoint, self.text_model, self.clip_model = checkpoint, text_model, clip_model
         self.mode = mode
-        self.predict_batch_size = int_option("predict_batch_size", predict_batch_size, optional=True)
+        self.predict_batch_size = predict_batch_size
         if self.predict_batch_size is not None and mode != "code":
             raise ValueError("predict_batch_size applies only with mode='code' (mode='item' scores each caption alone)")
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
         self.dtype = dtype
 
     @property

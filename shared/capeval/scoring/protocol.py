@@ -157,8 +157,9 @@ class CaptionScorer(abc.ABC):
     document_frequencies: DocumentFrequencies | None = None
 
     def __init_subclass__(cls, **kwargs: Any):
-        """Every scorer's ``__init__`` first checks its declared choices (:func:`capeval.declaration.check_declared`),
-        once per construction (not again along the ``super().__init__`` chain)."""
+        """Every scorer's ``__init__`` receives its options checked and normalized as declared
+        (:func:`capeval.declaration.check_declared`), once per construction (not again along the ``super().__init__``
+        chain)."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is None:
@@ -167,7 +168,7 @@ class CaptionScorer(abc.ABC):
         @functools.wraps(init)
         def checked_init(self, *args: Any, **options: Any) -> None:
             if type(self).__init__ is checked_init:  # the class being built uses this __init__: not a super() call
-                check_declared(type(self), args, options)
+                args, options = check_declared(type(self), args, options)
             init(self, *args, **options)
 
         cls.__init__ = checked_init  # type: ignore[method-assign]

@@ -33,7 +33,7 @@ from ..backbones.precision import reduced_precision
 from ..backbones.t5 import T5TextFormat, T5TextGenerator
 from ..backbones.visual_t5 import DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, VisualT5Answerer
 from ..declaration import Opt
-from ..inputs import device_option, int_option, path_option
+from ..inputs import path_option
 from ..models import model_id, resolve_device
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
 from ..vision.extractors import check_extractor, regions_for
@@ -234,18 +234,20 @@ class QaceScorer(CaptionScorer):
                                                    "Visual-T5 (`img`)", choices=VARIANTS)] = "ref", *,
                  spacy_model: Annotated[str, Opt("spaCy pipeline that finds the answer spans")] = DEFAULT_SPACY_MODEL,
                  span_order: Annotated[str, Opt("the order in which spans ask their questions", choices=SPAN_ORDERS)] = "sorted",
-                 qg_model: Annotated[str, Opt("hub id or folder of the T5 question generator")] = DEFAULT_QG_MODEL,
+                 qg_model: Annotated[str, Opt("hub id or folder of the T5 question generator", check=path_option)] = DEFAULT_QG_MODEL,
                  qg_format: Annotated[str, Opt("the question generator's prompt: the QACE demo's or QuestEval's",
                                                choices=tuple(QG_FORMATS))] = "demo",
-                 qa_model: Annotated[str, Opt("hub id or folder of the T5 answerer on references (Ref)")] = DEFAULT_QA_MODEL,
+                 qa_model: Annotated[str, Opt("hub id or folder of the T5 answerer on references (Ref)", check=path_option)] = DEFAULT_QA_MODEL,
                  qa_format: Annotated[str, Opt("the answerer's prompt: QuestEval's (can abstain) or the demo's (SQuAD v1)",
                                                choices=tuple(QA_FORMATS))] = "questeval",
                  multi_ref: Annotated[str, Opt("how references combine (Ref): best (QuestEval's), mean, or one context of "
                                                "them all joined", choices=MULTI_REF_MODES)] = "max",
-                 visual_t5: Annotated[str | os.PathLike, Opt("folder, `.zip` or URL of the Visual-T5 answerer (Img)")] = DEFAULT_CHECKPOINT,
-                 visual_t5_tokenizer: Annotated[str, Opt("hub id or folder of Visual-T5's tokenizer")] = DEFAULT_TOKENIZER,
+                 visual_t5: Annotated[str | os.PathLike, Opt("folder, `.zip` or URL of the Visual-T5 answerer (Img)",
+                                                                  check=path_option)] = DEFAULT_CHECKPOINT,
+                 visual_t5_tokenizer: Annotated[str, Opt("hub id or folder of Visual-T5's tokenizer", check=path_option)] = DEFAULT_TOKENIZER,
                  visual_prompt: Annotated[str, Opt("the text before each question given to Visual-T5")] = DEFAULT_PROMPT,
-                 bertscore_model: Annotated[str, Opt("hub id or folder of the encoder comparing answers by BERTScore (no IDF)")]
+                 bertscore_model: Annotated[str, Opt("hub id or folder of the encoder comparing answers by BERTScore (no IDF)",
+                                                             check=path_option)]
                  = DEFAULT_BERTSCORE_MODEL,
                  bertscore_layer: Annotated[int | None, Opt("hidden layer of bertscore_model; None: 9 for bert-base-multilingual-cased, "
                                                             "else the last")] = None,
@@ -259,18 +261,16 @@ class QaceScorer(CaptionScorer):
         self.needs_references = variant == "ref"
         self.needs_images = variant == "img"
         self.spans = SpanExtractor(spacy_model, order=span_order)
-        self.qg_model, self.qg_format = path_option("qg_model", qg_model), qg_format
-        self.qa_model, self.qa_format, self.multi_ref = path_option("qa_model", qa_model), qa_format, multi_ref
-        self.visual_t5, self.visual_prompt = path_option("visual_t5", visual_t5), visual_prompt
-        self.visual_t5_tokenizer = path_option("visual_t5_tokenizer", visual_t5_tokenizer)
-        self.bertscore_model = path_option("bertscore_model", bertscore_model)
-        self.bertscore_layer = int_option("bertscore_layer", bertscore_layer, minimum=0, optional=True)
-        if self.bertscore_layer is None:
-            self.bertscore_layer = DEFAULT_BERTSCORE_LAYERS.get(self.bertscore_model)
+        self.qg_model, self.qg_format = qg_model, qg_format
+        self.qa_model, self.qa_format, self.multi_ref = qa_model, qa_format, multi_ref
+        self.visual_t5, self.visual_prompt = visual_t5, visual_prompt
+        self.visual_t5_tokenizer = visual_t5_tokenizer
+        self.bertscore_model = bertscore_model
+        self.bertscore_layer = DEFAULT_BERTSCORE_LAYERS.get(bertscore_model) if bertscore_layer is None else bertscore_layer
         self.answerability = answerability if answerability is not None else (variant == "img" or QA_FORMATS[qa_format].abstains)
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
         self.dtype = dtype
 
     def options(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import torch
 from ..backbones.common import length_batches
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt
-from ..inputs import bool_option, device_option, path_option
+from ..inputs import path_option
 from ..models import model_id
 from ..progress import progress
 from ..text.encoder import TextEncoder, get_text_encoder
@@ -346,8 +346,8 @@ class SmurfScorer(CaptionScorer):
         fusion: Annotated[str, Opt("how the parts fuse: `code` (the released code, the published numbers) or `paper` (Eq. 12)",
                                    choices=FUSIONS)] = "code",
         preprocess: Annotated[bool, Opt("apply SMURF's preprocessing to candidates and references first, as released")] = True,
-        spurts_model: Annotated[str, Opt("hub id or local folder of SPURTS's attention model")] = DEFAULT_SPURTS_MODEL,
-        mima_model: Annotated[str, Opt("hub id or local folder of MIMA's attention model")] = DEFAULT_MIMA_MODEL,
+        spurts_model: Annotated[str, Opt("hub id or local folder of SPURTS's attention model", check=path_option)] = DEFAULT_SPURTS_MODEL,
+        mima_model: Annotated[str, Opt("hub id or local folder of MIMA's attention model", check=path_option)] = DEFAULT_MIMA_MODEL,
         device: Device = None,
         dtype: Dtype = "float32",
     ):
@@ -359,11 +359,10 @@ class SmurfScorer(CaptionScorer):
         # Without all three there is no SMURF: the first component computed is the configuration's score.
         self.name = self.primary = "smurf" if self.fused else self.components[0]  # type: ignore[misc]  # per configuration
         self.needs_references = "sparcs" in self.components
-        self.preprocess = bool_option("preprocess", preprocess)
-        self.spurts_model = path_option("spurts_model", spurts_model)
-        self.mima_model = path_option("mima_model", mima_model)
+        self.preprocess = preprocess
+        self.spurts_model, self.mima_model = spurts_model, mima_model
         self.fusion = fusion
-        self.device = device_option("device", device)
+        self.device = device
         self.dtype = dtype
 
     @property

@@ -25,7 +25,7 @@ from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import bool_option, device_option, int_option, path_option
+from ..inputs import path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
@@ -132,21 +132,21 @@ class UmicScorer(CaptionScorer):
     reads_region_features = True
 
     def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of the fine-tuned UNITER `umic.pt` (downloaded once "
-                                                      "into the capeval cache)")] = DEFAULT_CHECKPOINT,
-                 tokenizer: Annotated[str, Opt("hub id or folder of the cased BERT vocabulary")] = DEFAULT_TOKENIZER, *,
+                                                      "into the capeval cache)", check=path_option)] = DEFAULT_CHECKPOINT,
+                 tokenizer: Annotated[str, Opt("hub id or folder of the cased BERT vocabulary", check=path_option)] = DEFAULT_TOKENIZER, *,
                  lowercase: Annotated[bool, Opt("lower-case captions first, as the benchmark captions were")] = True,
-                 num_attention_heads: Annotated[int | None, Opt("the checkpoint's attention heads; None: hidden size / 64")] = None,
+                 num_attention_heads: Annotated[int | None, Opt("the checkpoint's attention heads; None: hidden size / 64",
+                                                                          within="[1, inf)")] = None,
                  extractor: Extractor = None, feature_cache_dir: FeatureCacheDir = None, device: Device = None,
                  dtype: Dtype = "float32", token_budget: TokenBudget = None):
-        self.checkpoint = path_option("checkpoint", checkpoint)
-        self.tokenizer_name = path_option("tokenizer", tokenizer)
-        self.lowercase = bool_option("lowercase", lowercase)
-        self.num_attention_heads = int_option("num_attention_heads", num_attention_heads, optional=True)
+        self.checkpoint, self.tokenizer_name = checkpoint, tokenizer
+        self.lowercase = lowercase
+        self.num_attention_heads = num_attention_heads
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
         self.dtype = dtype
-        self.token_budget = int_option("token_budget", token_budget, optional=True, minimum=1)
+        self.token_budget = token_budget
 
     @property
     def model(self):

@@ -39,7 +39,7 @@ from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
 from ..finite import require_finite
-from ..inputs import bool_option, device_option, int_option, path_option
+from ..inputs import path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
@@ -303,9 +303,9 @@ class VilbertScoreScorer(CaptionScorer):
     blank_references_allowed = False
 
     def __init__(self, checkpoint: Annotated[str, Opt("local path or URL of a vilbert-multi-task `.bin` (downloaded once into "
-                                                      "the capeval cache)")] = MULTI_TASK_CHECKPOINT, *,
+                                                      "the capeval cache)", check=path_option)] = MULTI_TASK_CHECKPOINT, *,
                  config: Annotated[str | None, Opt("architecture JSON of the checkpoint; None: bert_base_6layer_6conect")] = None,
-                 tokenizer: Annotated[str, Opt("hub id or folder of an uncased WordPiece vocabulary")] = DEFAULT_TOKENIZER,
+                 tokenizer: Annotated[str, Opt("hub id or folder of an uncased WordPiece vocabulary", check=path_option)] = DEFAULT_TOKENIZER,
                  layer: Annotated[int | None, Opt("the co-attention block whose text output is matched; None: the last, as "
                                                   "released")] = None,
                  mode: Annotated[str, Opt("`code` (the released scorer) or `clean` (plain BERTScore on the same states, not "
@@ -327,20 +327,18 @@ class VilbertScoreScorer(CaptionScorer):
         layer = blocks if layer is None else layer
         if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= blocks:
             raise ValueError(f"layer must be a co-attention block in 1..{blocks} (this config has {blocks} blocks), got {layer!r}")
-        self.checkpoint = path_option("checkpoint", checkpoint)
+        self.checkpoint = checkpoint
         self.config = None if config is None else str(config)
         self.architecture = architecture
-        self.tokenizer_name = path_option("tokenizer", tokenizer)
+        self.tokenizer_name = tokenizer
         self.layer = layer
         self.mode = mode
         self.extractor = check_extractor(extractor)
         self.feature_cache_dir = feature_cache_dir
-        self.device = resolve_device(device_option("device", device))
+        self.device = resolve_device(device)
         self.dtype = dtype
-        self.token_budget = int_option("token_budget", token_budget, optional=True, minimum=1)
-        self.group_by_image = bool_option("group_by_image", group_by_image)
-        self.cuda_graphs = bool_option("cuda_graphs", cuda_graphs)
-        self.torch_compile = bool_option("torch_compile", torch_compile)
+        self.token_budget = token_budget
+        self.group_by_image, self.cuda_graphs, self.torch_compile = group_by_image, cuda_graphs, torch_compile
         self._forward: Callable[..., torch.Tensor] | None = None
 
     def options(self) -> dict[str, Any]:
