@@ -62,7 +62,7 @@ class OptionSpec:
     within: str | None = None
     check: Callable[[str, Any], Any] | None = field(default=None, compare=False)
     #: The annotation's classes other than ``None``, and whether it admits ``None``.
-    kinds: tuple[type, ...] = ()
+    kinds: tuple[Any, ...] = ()
     optional: bool = False
 
     @property
