@@ -86,6 +86,10 @@ def test_each_benchmark_has_one_headline_column():
     only_hc = table[(table["benchmark"] == "PASCAL-50S") & (table["row set"] == "HC")]
     assert set(headlines(only_hc)["row set"]) == {"HC"}
     assert headlines(table.iloc[:0]).empty
+    # A benchmark nothing declares: its first row set and first statistic.
+    other = pd.DataFrame([{"benchmark": "Other", "row set": r, "statistic": st, "metric": "cider", "value": 0.1}
+                          for r in ("first", "second") for st in ("tau-b", "tau-c")])
+    assert headlines(other)[["row set", "statistic"]].values.tolist() == [["first", "tau-b"]]
 
 
 def test_one_benchmark_shows_every_row_set_and_statistic_the_filters_keep():
