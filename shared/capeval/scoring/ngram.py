@@ -171,13 +171,17 @@ SENTENCE_BREAK = "\x00"
 def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, bool]:
     """The words of ``sentences`` (split on whitespace) in the order they first occur, the id of each word of the
     sentences in turn, each sentence's length, and whether every sentence but the empty ones is its words joined by
-    single spaces. The sentences are split as one text, with a word that none holds between them (or one by one
-    where one does).
+    single spaces. Printable ASCII text is numbered in numpy (:func:`number_ascii_words`); other text is split as one
+    text, with a word that none holds between the sentences (or one by one where one does), and numbered in a dict.
 
     >>> words, ids, lengths, spaced = number_words(["a dog", "", "the dog"])
     >>> words, ids.tolist(), lengths.tolist(), spaced, number_words(["a  dog"])[3], number_words(["a\\tdog"])[3]
     (['a', 'dog', 'the'], [0, 1, 2, 1], [2, 0, 2], True, False, False)
     """
+    text = "\n".join(sentences)
+    numbered = number_ascii_words(text, len(sentences)) if text.isascii() else None
+    if numbered is not None:
+        return numbered
     text = f" {SENTENCE_BREAK} ".join(sentences)
     if text.count(SENTENCE_BREAK) == len(sentences) - 1:
         flat = text.split()
@@ -199,6 +203,75 @@ def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarra
     spaces = sum(map(str.count, sentences, repeat(" ")))
     spaced = (spaces == len(ids) - int(np.count_nonzero(lengths))
               and all(map(str.isprintable, sentences)))
+    return words, ids, lengths, spaced
+
+
+#: Per word length 0..8, the bits of its bytes in a little-endian int64 read at its start.
+LOW_BYTES = np.array([(1 << (8 * size)) - 1 for size in range(8)] + [-1], dtype=np.int64)
+#: Odd 64-bit multipliers that spread a word's first and next 8 bytes over the high bits of its hash.
+HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)
+
+
+def number_ascii_words(text: str, count: int):
+    """:func:`number_words` of ``count`` sentences joined by newlines into ``text`` (ASCII), or None where a sentence
+    holds a control character (a newline, a tab) or two words hash alike. Every word is read as the int64 of its
+    first 8 bytes (and of the next 8 where it is longer; a Python dict numbers the rare words over 16 bytes), hashed
+    into the high bits of an int whose low bits hold the word's position, and one sort of these ints groups the
+    words and orders each word's occurrences: the first is where it first occurs.
+
+    >>> words, ids, lengths, spaced = number_ascii_words("a dog\\n\\nthe dog", 3)
+    >>> words, ids.tolist(), lengths.tolist(), spaced, number_ascii_words("a\\tdog", 1)
+    (['a', 'dog', 'the'], [0, 1, 2, 1], [2, 0, 2], True, None)
+    """
+    raw = (text + " " * 7).encode("ascii")  # every word's 8-byte window lies in the bytes
+    data = np.frombuffer(raw, dtype=np.uint8, count=len(text))
+    blanks = np.flatnonzero(data <= 32)
+    breaks = blanks[data[blanks] != 32]
+    if len(breaks) != count - 1:
+        return None
+    bounds = np.concatenate([[-1], blanks, [len(text)]])
+    starts, ends = bounds[:-1] + 1, bounds[1:]
+    nonempty = ends > starts
+    starts, ends = starts[nonempty], ends[nonempty]
+    lengths = np.diff(np.searchsorted(starts, breaks), prepend=0, append=len(starts))
+    sizes = ends - starts
+    window = np.ndarray((len(text),), dtype="<i8", buffer=raw, strides=(1,))
+    first = window[starts] & LOW_BYTES[np.minimum(sizes, 8)]
+    hashes = first.view(np.uint64) * np.uint64(HASH_MULTIPLIERS[0])
+    longer = np.flatnonzero(sizes > 8)
+    second = None
+    if len(longer):
+        second = np.zeros(len(starts), dtype=np.int64)
+        second[longer] = window[starts[longer] + 8] & LOW_BYTES[np.minimum(sizes[longer] - 8, 8)]
+        longest = longer[sizes[longer] > 16]
+        if len(longest):  # numbered in a dict, as -1, -2, ... in the second int (no 8 bytes read as an int are < 0)
+            strings = [text[start:end] for start, end in zip(starts[longest].tolist(), ends[longest].tolist())]
+            number = dict(zip(dict.fromkeys(strings), range(-1, -len(strings) - 1, -1)))
+            first[longest] = 0
+            second[longest] = np.fromiter(map(number.__getitem__, strings), dtype=np.int64, count=len(strings))
+        hashes[longer] ^= second[longer].view(np.uint64) * np.uint64(HASH_MULTIPLIERS[1])
+    shift = max(1, len(starts) - 1).bit_length()
+    packed = np.sort(((hashes >> np.uint64(shift + 1)).view(np.int64) << shift) | np.arange(len(starts)))
+    new = np.empty(len(packed), dtype=bool)
+    new[:1] = True
+    np.not_equal(packed[1:] >> shift, packed[:-1] >> shift, out=new[1:])
+    positions = packed & ((1 << shift) - 1)
+    runs = np.cumsum(new) - 1
+    first_positions = positions[new]  # of each distinct hash: where it first occurs
+    same = first_positions[runs]
+    if not np.array_equal(first[positions], first[same]) or (second is not None and not np.array_equal(second[positions], second[same])):
+        return None
+    word_order = np.argsort(first_positions)
+    rank = np.empty(len(word_order), dtype=np.int64)
+    rank[word_order] = np.arange(len(word_order))
+    ids = np.empty(len(starts), dtype=np.int64)
+    ids[positions] = rank[runs]
+    at = first_positions[word_order]
+    words = [text[start:end] for start, end in zip(starts[at].tolist(), ends[at].tolist())]
+    # Printable (no control character but the breaks, no DEL), with one fewer spaces than words in each non-empty
+    # sentence (none in an empty one): no space doubled or at an end.
+    spaced = (len(blanks) - len(breaks) == len(ids) - int(np.count_nonzero(lengths))
+              and not np.count_nonzero(data == 127))
     return words, ids, lengths, spaced
 
 
