@@ -38,6 +38,13 @@ class NgramTable:
     def __init__(self, starts, grams, counts, prefix, last):
         self.starts, self.grams, self.counts, self.prefix, self.last = starts, grams, counts, prefix, last
         self.size = len(last)
+        self._pair_keys = None
+
+    def pair_keys(self):
+        """Each gram's (prefix, last word) packed in one int (:func:`pair_keys`), computed once."""
+        if self._pair_keys is None:
+            self._pair_keys = pair_keys(self.prefix, self.last)
+        return self._pair_keys
 
     def entries(self, rows):
         """For the sentences ``rows`` (an int array, repeats allowed), the entries of each in turn: which of
@@ -74,9 +81,7 @@ class NgramIndex:
     spaced: bool
 
     def __init__(self, sentences: Iterable[str], n: int):
-        self.rows: dict[str, int] = {}
-        for sentence in sentences:
-            self.rows.setdefault(sentence, len(self.rows))
+        self.rows: dict[str, int] = dict(zip(dict.fromkeys(sentences), count()))
         self.words, ids, self.lengths, self.spaced = number_words(list(self.rows))
         self.tokens = ids  # the word ids of the sentences in turn
         vocabulary = max(1, len(self.words))
@@ -89,23 +94,29 @@ class NgramIndex:
         gram_at = ids[starts_at]  # the (k-1)-gram starting at each of starts_at
         for k in range(2, n + 1):
             # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
-            pairs, gram_ids = distinct_ids((gram_at << word_bits) | ids[starts_at + k - 1])
+            keys = gram_at << word_bits
+            keys |= ids[starts_at + k - 1]
+            pairs, gram_ids = distinct_ids(keys)
             self.orders.append(self.table(row_of_token[starts_at], gram_ids, pairs >> word_bits,
                                           pairs & ((1 << word_bits) - 1)))
-            longer = left[starts_at] > k
-            starts_at, gram_at = starts_at[longer], gram_ids[longer]
+            if k < n:
+                longer = left[starts_at] > k
+                starts_at, gram_at = starts_at[longer], gram_ids[longer]
 
     def table(self, row_of_gram, gram_ids, prefix, last) -> NgramTable:
-        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``."""
+        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``: one sort of
+        (row, gram) pairs packed in one int (in 32 bits where they fit: a faster sort)."""
         gram_bits = max(1, len(last) - 1).bit_length()
-        keys = np.sort((row_of_gram << gram_bits) | gram_ids)
+        packed = np.uint32 if gram_bits + max(1, len(self.lengths) - 1).bit_length() <= 32 else np.int64
+        keys = row_of_gram.astype(packed)
+        keys <<= packed(gram_bits)
+        keys |= gram_ids.astype(packed, copy=False)
+        keys.sort()
         first = run_starts(keys)
-        counts = np.empty(len(first), dtype=np.int64)
-        np.subtract(first[1:], first[:-1], out=counts[:-1])
-        counts[-1:] = len(keys) - first[-1:]
+        counts = np.diff(first, append=len(keys))
         keys = keys[first]
-        return NgramTable(row_starts(keys >> gram_bits, len(self.lengths)), keys & ((1 << gram_bits) - 1), counts,
-                          prefix, last)
+        grams = (keys & packed((1 << gram_bits) - 1)).astype(np.int64, copy=False)
+        return NgramTable(row_starts(keys >> packed(gram_bits), len(self.lengths)), grams, counts, prefix, last)
 
     def row_ids(self, sentences: Iterable[str]):
         """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
@@ -145,11 +156,16 @@ class NgramIndex:
             if k == 0:
                 prefix, last = np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
             else:
-                # This index's grams as (prefix, last word) pairs of new ids, found among ``into``'s ascending pairs.
+                # This index's grams as (prefix, last word) pairs of new ids, found among ``into``'s ascending pairs
+                # (looked up in ascending order: a faster search).
                 my_prefix, my_last = gram_map[mine.prefix], word_map[mine.last]
-                found, at = matches(my_prefix * vocabulary + my_last, theirs.prefix * vocabulary + theirs.last)
+                pairs = pair_keys(my_prefix, my_last)
+                ascending = np.argsort(pairs)
+                found_ascending, at = matches(pairs[ascending], theirs.pair_keys())
+                found = np.empty(mine.size, dtype=bool)
+                found[ascending] = found_ascending
                 gram_map = np.empty(mine.size, dtype=np.int64)
-                gram_map[found] = at
+                gram_map[ascending[found_ascending]] = at
                 gram_map[~found] = theirs.size + np.arange(len(found) - len(at))
                 prefix = np.concatenate([theirs.prefix, my_prefix[~found]])
                 last = np.concatenate([theirs.last, my_last[~found]])
@@ -163,6 +179,11 @@ class NgramIndex:
                                   for array in (table.starts, table.grams, table.counts, table.prefix, table.last))]
         text = sum(map(len, self.rows)) + sum(map(len, self.words))
         return sum(array.nbytes for array in arrays) + text + 150 * (len(self.rows) + len(self.words))
+
+
+def pair_keys(prefix, last):
+    """(prefix, last word) pairs packed in one int, ascending as the pairs are (ids below 2**31)."""
+    return (prefix << 32) | last
 
 
 SENTENCE_BREAK = "\x00"
@@ -206,7 +227,7 @@ def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarra
     return words, ids, lengths, spaced
 
 
-#: Per word length 0..8, the bits of its bytes in a little-endian int64 read at its start.
+#: Per word length 0..8 (longer: 8), the bits of its bytes in a little-endian int64 read at its start.
 LOW_BYTES = np.array([(1 << (8 * size)) - 1 for size in range(8)] + [-1], dtype=np.int64)
 #: Odd 64-bit multipliers that spread a word's first and next 8 bytes over the high bits of its hash.
 HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)
@@ -231,18 +252,19 @@ def number_ascii_words(text: str, count: int):
         return None
     bounds = np.concatenate([[-1], blanks, [len(text)]])
     starts, ends = bounds[:-1] + 1, bounds[1:]
-    nonempty = ends > starts
-    starts, ends = starts[nonempty], ends[nonempty]
+    if not (ends > starts).all():  # doubled blanks, blanks at an end, empty sentences
+        nonempty = ends > starts
+        starts, ends = starts[nonempty], ends[nonempty]
     lengths = np.diff(np.searchsorted(starts, breaks), prepend=0, append=len(starts))
     sizes = ends - starts
     window = np.ndarray((len(text),), dtype="<i8", buffer=raw, strides=(1,))
-    first = window[starts] & LOW_BYTES[np.minimum(sizes, 8)]
+    first = np.take(window, starts) & np.take(LOW_BYTES, sizes, mode="clip")
     hashes = first.view(np.uint64) * np.uint64(HASH_MULTIPLIERS[0])
     longer = np.flatnonzero(sizes > 8)
     second = None
     if len(longer):
         second = np.zeros(len(starts), dtype=np.int64)
-        second[longer] = window[starts[longer] + 8] & LOW_BYTES[np.minimum(sizes[longer] - 8, 8)]
+        second[longer] = np.take(window, starts[longer] + 8) & np.take(LOW_BYTES, sizes[longer] - 8, mode="clip")
         longest = longer[sizes[longer] > 16]
         if len(longest):  # numbered in a dict, as -1, -2, ... in the second int (no 8 bytes read as an int are < 0)
             strings = [text[start:end] for start, end in zip(starts[longest].tolist(), ends[longest].tolist())]
@@ -251,15 +273,17 @@ def number_ascii_words(text: str, count: int):
             second[longest] = np.fromiter(map(number.__getitem__, strings), dtype=np.int64, count=len(strings))
         hashes[longer] ^= second[longer].view(np.uint64) * np.uint64(HASH_MULTIPLIERS[1])
     shift = max(1, len(starts) - 1).bit_length()
-    packed = np.sort(((hashes >> np.uint64(shift + 1)).view(np.int64) << shift) | np.arange(len(starts)))
-    new = np.empty(len(packed), dtype=bool)
-    new[:1] = True
-    np.not_equal(packed[1:] >> shift, packed[:-1] >> shift, out=new[1:])
+    packed = (hashes >> np.uint64(shift + 1)).view(np.int64)
+    packed <<= shift
+    packed |= np.arange(len(starts))
+    packed.sort()
+    first_of_runs = run_starts(packed >> shift)
     positions = packed & ((1 << shift) - 1)
-    runs = np.cumsum(new) - 1
-    first_positions = positions[new]  # of each distinct hash: where it first occurs
-    same = first_positions[runs]
-    if not np.array_equal(first[positions], first[same]) or (second is not None and not np.array_equal(second[positions], second[same])):
+    runs = run_numbers(first_of_runs, len(packed))
+    first_positions = positions[first_of_runs]  # of each distinct hash: where it first occurs
+    # Words of one hash are one word: each equals the one before it in the sorted order, where that one has the hash.
+    if not (holds_runs(first[positions], first_of_runs)
+            and (second is None or holds_runs(second[positions], first_of_runs))):
         return None
     word_order = np.argsort(first_positions)
     rank = np.empty(len(word_order), dtype=np.int64)
@@ -286,14 +310,35 @@ def distinct_ids(keys):
     shift = max(1, len(keys) - 1).bit_length()
     if not len(keys) or int(keys.max()).bit_length() + shift > 63:
         return np.unique(keys, return_inverse=True)
-    packed = np.sort((keys << shift) | np.arange(len(keys)))
+    packed = keys << shift
+    packed |= np.arange(len(keys))
+    packed.sort()
     sorted_keys = packed >> shift
-    new = np.empty(len(keys), dtype=bool)
-    new[0] = True
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    first = run_starts(sorted_keys)
+    packed &= (1 << shift) - 1
     ids = np.empty(len(keys), dtype=np.int64)
-    ids[packed & ((1 << shift) - 1)] = np.cumsum(new) - 1
-    return sorted_keys[new], ids
+    ids[packed] = run_numbers(first, len(keys))
+    return sorted_keys[first], ids
+
+
+def run_numbers(first, size: int):
+    """For runs that start at ``first`` (ascending, the first at 0) in ``size`` elements, each element's run.
+
+    >>> run_numbers(np.array([0, 2, 3]), 5).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    return np.repeat(np.arange(len(first)), np.diff(first, append=size))
+
+
+def holds_runs(values, first) -> bool:
+    """Whether ``values`` is constant within each run that starts at ``first`` (ascending, the first at 0).
+
+    >>> holds_runs(np.array([4, 4, 7]), np.array([0, 2])), holds_runs(np.array([4, 5, 7]), np.array([0, 2]))
+    (True, False)
+    """
+    same = values[1:] == values[:-1]
+    same[first[1:] - 1] = True
+    return bool(same.all())
 
 
 def row_starts(rows, count: int):
