@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import cached_property
 from itertools import chain, count, repeat
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
@@ -81,7 +82,9 @@ class NgramIndex:
     spaced: bool
 
     def __init__(self, sentences: Iterable[str], n: int):
-        self.rows: dict[str, int] = dict(zip(dict.fromkeys(sentences), count()))
+        self.rows: dict[str, int] = {}
+        for sentence in sentences:
+            self.rows.setdefault(sentence, len(self.rows))
         self.words, ids, self.lengths, self.spaced = number_words(list(self.rows))
         self.tokens = ids  # the word ids of the sentences in turn
         vocabulary = max(1, len(self.words))
@@ -95,7 +98,7 @@ class NgramIndex:
         for k in range(2, n + 1):
             # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
             keys = gram_at << word_bits
-            keys |= ids[starts_at + k - 1]
+            keys |= ids[k - 1:][starts_at]
             pairs, gram_ids = distinct_ids(keys)
             self.orders.append(self.table(row_of_token[starts_at], gram_ids, pairs >> word_bits,
                                           pairs & ((1 << word_bits) - 1)))
@@ -120,8 +123,7 @@ class NgramIndex:
 
     def row_ids(self, sentences: Iterable[str]):
         """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
-        rows = self.rows
-        return np.fromiter((rows[sentence] for sentence in sentences), dtype=np.int64)
+        return np.fromiter(map(self.rows.__getitem__, sentences), dtype=np.int64)
 
     def gram_tuples(self) -> list[list[tuple[str, ...]]]:
         """Per order, every gram of the index as a tuple of words, in the order of its id."""
@@ -156,25 +158,28 @@ class NgramIndex:
             if k == 0:
                 prefix, last = np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
             else:
-                # This index's grams as (prefix, last word) pairs of new ids, found among ``into``'s ascending pairs
-                # (looked up in ascending order: a faster search).
+                # This index's grams as (prefix, last word) pairs of new ids, looked up (in ascending order: a faster
+                # search) among ``into``'s ascending pairs where ``into`` holds the prefix.
+                known_prefixes = into.orders[k - 1].size
                 my_prefix, my_last = gram_map[mine.prefix], word_map[mine.last]
-                pairs = pair_keys(my_prefix, my_last)
+                candidates = np.flatnonzero(my_prefix < known_prefixes)
+                pairs = pair_keys(my_prefix[candidates], my_last[candidates])
                 ascending = np.argsort(pairs)
                 found_ascending, at = matches(pairs[ascending], theirs.pair_keys())
-                found = np.empty(mine.size, dtype=bool)
-                found[ascending] = found_ascending
+                found = np.zeros(mine.size, dtype=bool)
+                found[candidates[ascending[found_ascending]]] = True
                 gram_map = np.empty(mine.size, dtype=np.int64)
-                gram_map[ascending[found_ascending]] = at
+                gram_map[candidates[ascending[found_ascending]]] = at
                 gram_map[~found] = theirs.size + np.arange(len(found) - len(at))
                 prefix = np.concatenate([theirs.prefix, my_prefix[~found]])
                 last = np.concatenate([theirs.last, my_last[~found]])
             index.orders.append(NgramTable(mine.starts, gram_map[mine.grams], mine.counts, prefix, last))
         return index
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
-        """Estimated bytes of the index and of the sentences it was built from (what a cache of indexes counts)."""
+        """Estimated bytes of the index and of the sentences it was built from (what a cache of indexes counts;
+        computed once)."""
         arrays = [self.lengths, self.tokens, *(array for table in self.orders
                                   for array in (table.starts, table.grams, table.counts, table.prefix, table.last))]
         text = sum(map(len, self.rows)) + sum(map(len, self.words))
@@ -362,7 +367,8 @@ def ngram_block(sentences: tuple[str, ...], order: int) -> NgramIndex:
     def build() -> NgramIndex:
         with collection_paused():  # the sentences' word lists would trigger collections that find nothing: 15%
             index = NgramIndex(sentences, order)
-        index.input_rows = index.row_ids(sentences)
+        # Without repeated sentences the rows are the input's order.
+        index.input_rows = np.arange(len(sentences)) if len(index.rows) == len(sentences) else index.row_ids(sentences)
         return index
 
     return kept(("ngram-index", order, sentences), build)
