@@ -398,6 +398,42 @@ class Corpus(NamedTuple):
         """``compute()``, a function of the references and their grouping alone, kept across calls with them."""
         return kept((name, *self.key), compute)
 
+    def candidate_entries(self, k: int, size: int, reference_keys) -> CandidateEntries:
+        """:func:`candidate_entries` of the candidates' ``orders[k]`` against the references' distinct sorted keys
+        ``item * size + gram``, computed once per call (:func:`capeval.text.call_cache.call_table`): BLEU's and
+        CIDEr-D's references hold the same (item, gram) pairs."""
+        computed = call_table(("ngram-candidate-entries", id(self.indexed), self.key[2]))
+        if (k, size) not in computed:
+            computed[k, size] = candidate_entries(self.indexed.candidates.orders[k], self.indexed.candidate_rows, size,
+                                                  reference_keys)
+        return computed[k, size]
+
+
+class CandidateEntries(NamedTuple):
+    """The entries of a candidates' table for one order, candidate ``i`` (of item ``i``) in turn: each one's candidate
+    (``owner``) and position in the table (``positions``); of those whose (item, gram) a reference of the item holds,
+    their index among all (``held``) and where their key is among the references' (``at``)."""
+
+    owner: np.ndarray
+    positions: np.ndarray
+    held: np.ndarray
+    at: np.ndarray
+
+
+def candidate_entries(candidate_table: NgramTable, candidate_rows, size: int, reference_keys) -> CandidateEntries:
+    """The :class:`CandidateEntries` of ``candidate_table`` (numbering grams as a reference table of ``size`` grams)
+    for the candidates ``candidate_rows``, against the references' distinct ascending ``item * size + gram``.
+
+    >>> table = NgramIndex(["a b", "b c"], 1).orders[0]
+    >>> [list(map(int, part)) for part in candidate_entries(table, np.array([0, 1]), 3, np.array([1, 3 + 2]))]
+    [[0, 0, 1, 1], [0, 1, 2, 3], [1, 3], [0, 1]]
+    """
+    owner, positions = candidate_table.entries(candidate_rows)
+    grams = candidate_table.grams[positions]
+    known = np.flatnonzero(grams < size)  # a gram numbered after the references' is in none of them
+    found, at = matches(owner[known] * size + grams[known], reference_keys)
+    return CandidateEntries(owner, positions, known[found], at)
+
 
 def ngram_index(candidates: tuple[str, ...], references: tuple[str, ...], order: int) -> CorpusIndex:
     """The :class:`CorpusIndex` of candidates and references for n-grams up to ``order``, built once per call for
@@ -463,10 +499,11 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     packed = np.abs(reference_lengths - test_lengths[items]) * base + reference_lengths
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
-    for candidate_table, reference_table in zip(candidates_index.orders[:n], references_index.orders[:n]):
+    for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
         maxima = corpus.kept(("bleu-maxima", len(columns)),
                              lambda: reference_maxima(reference_table, reference_rows, items))
-        columns.append(clipped_matches(candidate_table, candidate_rows, maxima))
+        columns.append(clipped_matches(candidate_table, candidate_rows, maxima,
+                                       corpus.candidate_entries(k, maxima.size, maxima.keys)))
     return np.stack(columns, axis=1).tolist()
 
 
@@ -490,17 +527,15 @@ def reference_maxima(table: NgramTable, reference_rows, items) -> ReferenceMaxim
     return ReferenceMaxima(keys[first], np.maximum.reduceat(table.counts[positions][order], first), table.size)
 
 
-def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima):
+def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima,
+                    entries: CandidateEntries | None = None):
     """Per candidate (candidate ``i`` of item ``i``), its k-grams that its references hold, each counted at most as
     often as the reference that holds it most often (BLEU's clipped counts; ``maxima`` of a table that numbers grams
-    as ``candidate_table`` does)."""
-    owner, positions = candidate_table.entries(candidate_rows)
-    grams = candidate_table.grams[positions]
-    known = grams < maxima.size  # a gram numbered after the references' is in none of them
-    owner, positions = owner[known], positions[known]
-    held, at = matches(owner * maxima.size + grams[known], maxima.keys)
-    clipped = np.minimum(candidate_table.counts[positions][held], maxima.most[at])
-    return np.bincount(owner[held], clipped, minlength=len(candidate_rows)).astype(np.int64)
+    as ``candidate_table`` does; ``entries``: their :func:`candidate_entries`, computed here if not given)."""
+    if entries is None:
+        entries = candidate_entries(candidate_table, candidate_rows, maxima.size, maxima.keys)
+    clipped = np.minimum(candidate_table.counts[entries.positions[entries.held]], maxima.most[entries.at])
+    return np.bincount(entries.owner[entries.held], clipped, minlength=len(candidate_rows)).astype(np.int64)
 
 
 def matches(keys, sorted_keys):
@@ -786,7 +821,7 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
             df = np.zeros(candidate_table.size)
         idf = np.concatenate([weighted.idf, idf_of(df[len(weighted.idf):], log_n)])
         total += clipped_cosines(candidate_table, candidate_table.counts * idf[candidate_table.grams], candidate_rows,
-                                 weighted) * penalty
+                                 weighted, corpus.candidate_entries(k, len(weighted.idf), weighted.keys)) * penalty
     per_item = np.bincount(items, total, minlength=len(references)) / n / np.bincount(items, minlength=len(references)) * 10.0
     # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
     return np.minimum(10.0, per_item).tolist()
@@ -826,11 +861,13 @@ def weighted_references(table: NgramTable, reference_rows, items, idf) -> Weight
     return WeightedReferences(idf, items, norms, keys[starts], np.append(starts, len(keys)), pairs[order], weights[order])
 
 
-def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences):
+def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences,
+                    entries: CandidateEntries | None = None):
     """CIDEr-D's term of one order for each reference (of item ``items[r]``) and the candidate of its item
     (candidate ``i`` of item ``i``, row ``candidate_rows[i]`` of ``candidate_table``, which numbers grams as the
     references' table): the sum over the grams both hold of ``min(w_c, w_r) * w_r`` (``candidate_weights``: the
-    tf-idf of each entry of ``candidate_table``), over the two vectors' norms where neither is 0.
+    tf-idf of each entry of ``candidate_table``), over the two vectors' norms where neither is 0. ``entries``: the
+    candidates' :func:`candidate_entries` against the references' keys, computed here if not given.
 
     >>> table = NgramIndex(["a b", "a a c"], 1).orders[0]
     >>> idf = np.array([1.0, 2.0, 3.0])  # a, b, c: "a b" weighs a=1, b=2 and "a a c" a=2, c=3
@@ -838,19 +875,16 @@ def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_ro
     >>> clipped_cosines(table, table.counts * idf[table.grams], np.array([0, 1]), references).round(15).tolist()  # min(1, 2) * 2 / (√5 · √13)
     [0.248069469178417, 1.0]
     """
-    items, positions = candidate_table.entries(candidate_rows)
-    weights = candidate_weights[positions]
-    norms = np.sqrt(np.bincount(items, weights * weights, minlength=len(candidate_rows)))
-    grams = candidate_table.grams[positions]
-    known = grams < len(references.idf)  # a gram numbered after the references' is in none of them
-    keys = items[known] * len(references.idf) + grams[known]
+    if entries is None:
+        entries = candidate_entries(candidate_table, candidate_rows, len(references.idf), references.keys)
+    weights = candidate_weights[entries.positions]
+    norms = np.sqrt(np.bincount(entries.owner, weights * weights, minlength=len(candidate_rows)))
     # Each candidate entry meets the entries of the same (item, gram) in the item's references, one per reference.
-    found, at = matches(keys, references.keys)
-    first = references.starts[at]
-    met = references.starts[at + 1] - first
+    first = references.starts[entries.at]
+    met = references.starts[entries.at + 1] - first
     at = np.repeat(first - (np.cumsum(met) - met), met) + np.arange(int(met.sum()))
     shared = references.weights[at]
-    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[known][found], met), shared) * shared,
+    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[entries.held], met), shared) * shared,
                            minlength=len(references.norms)).astype(float)  # int when nothing matches
     norm = norms[references.items] * references.norms
     return np.divide(products, norm, out=products, where=norm != 0)
