@@ -659,7 +659,7 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
     if not (candidates_index.spaced and references_index.spaced):
         alone[:] = True
     pairs = ~alone[items]
-    lcs = lcs_lengths(candidates_index, references_index, candidate_rows[items[pairs]], reference_rows[pairs])
+    lcs = lcs_lengths(candidate_lengths[items[pairs]], reference_lengths[pairs], reference_word_masks(corpus, alone))
     first = np.searchsorted(items[pairs], np.flatnonzero(~alone))
     scores = np.zeros(len(candidates))
     if len(lcs):
@@ -689,40 +689,56 @@ def rouge_l_alone(candidate: str, references: list[str], beta: float) -> float:
     return 0.0
 
 
-def lcs_lengths(hypotheses: NgramIndex, references: NgramIndex, hypothesis_rows, reference_rows):
-    """The LCS length of each pair of sentences ``(hypothesis_rows[p], reference_rows[p])`` (of two indexes that
-    number words alike; hypotheses of 1 to 64 words), as :func:`lcs_length_with` computes it, for all pairs at once in
-    64-bit masks: one step per word position of the references, longest references first so that each step works on
-    the pairs that still have a word.
+def reference_word_masks(corpus: Corpus, alone) -> np.ndarray:
+    """For every reference of the items not ``alone`` (a mask over the items; their candidates of 1 to 64 words), each
+    of its words' bits of positions in the candidate of its item (0 where the candidate has no such word), reference
+    by reference: what :func:`lcs_lengths` reads. Each reference word's (item, word) among the distinct ones is kept
+    with the references (:meth:`Corpus.kept`), so a call with new candidates looks up only the candidates' words."""
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
+    vocabulary = max(1, len(references_index.words))  # the candidates' other words are in no reference
+    keys, key_of_word = corpus.kept("rouge-reference-words", lambda: distinct_ids(
+        np.repeat(items, references_index.lengths[reference_rows]) * vocabulary
+        + sentence_words(references_index, reference_rows)))
+    # Each candidate's words by (item, word) ascending, with the bits of their positions.
+    scored = np.flatnonzero(~alone)
+    lengths = candidates_index.lengths[candidate_rows[scored]]
+    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    words = sentence_words(candidates_index, candidate_rows[scored])
+    known = words < vocabulary
+    candidate_keys = np.repeat(scored, lengths)[known] * vocabulary + words[known]
+    order = np.argsort(candidate_keys, kind="stable")
+    candidate_keys = candidate_keys[order]
+    first = run_starts(candidate_keys)
+    masks = np.bitwise_or.reduceat(np.left_shift(np.uint64(1), position[known][order].astype(np.uint64)), first)
+    found, at = matches(candidate_keys[first], keys)
+    mask_of_key = np.zeros(len(keys), dtype=np.uint64)
+    mask_of_key[at] = masks[found]
+    return mask_of_key[key_of_word[np.repeat(~alone[items], references_index.lengths[reference_rows])]]
 
-    >>> references, hypotheses = NgramIndex(["a c e f", "b b"], 1), NgramIndex(["a b c d e"], 1)
-    >>> lcs_lengths(hypotheses.renumbered(references), references, np.array([0, 0]), np.array([0, 1])).tolist()
+
+def sentence_words(index: NgramIndex, rows):
+    """The word ids of the sentences ``rows`` of ``index``, one after the other."""
+    lengths = index.lengths[rows]
+    starts = (np.cumsum(index.lengths) - index.lengths)[rows]
+    return index.tokens[np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))]
+
+
+def lcs_lengths(hypothesis_lengths, reference_lengths, word_masks):
+    """The LCS length of each pair of a hypothesis of ``hypothesis_lengths[p]`` words (1 to 64) and a reference of
+    ``reference_lengths[p]`` words, as :func:`lcs_length_with` computes it, for all pairs at once in 64-bit masks:
+    ``word_masks`` holds each reference word's bits of positions in its pair's hypothesis, pair by pair. One step per
+    word position of the references, longest references first so that each step works on the pairs that still have
+    a word.
+
+    >>> masks = [match_masks("a b c d e".split()).get(word, 0) for word in "a c e f b b".split()]  # two references
+    >>> lcs_lengths(np.array([5, 5]), np.array([4, 2]), np.array(masks, dtype=np.uint64)).tolist()
     [3, 1]
     """
-    if not len(hypothesis_rows):
+    if not len(reference_lengths):
         return np.zeros(0, dtype=np.int64)
-    vocabulary = max(1, len(hypotheses.words))
-    hypothesis_starts, reference_starts = (np.cumsum(index.lengths) - index.lengths for index in (hypotheses, references))
-    # The bits of the positions of each word in each hypothesis, by (row, word) ascending.
-    rows = np.unique(hypothesis_rows)
-    lengths = hypotheses.lengths[rows]
-    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    keys = np.repeat(rows, lengths) * vocabulary + hypotheses.tokens[np.repeat(hypothesis_starts[rows], lengths) + position]
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    first = run_starts(keys)
-    masks = np.bitwise_or.reduceat(np.left_shift(np.uint64(1), position[order].astype(np.uint64)), first)
-    # Each reference word's mask in its pair's hypothesis (0 where it holds no such word), pair by pair.
-    reference_lengths = references.lengths[reference_rows]
-    pair_of_word = np.repeat(np.arange(len(reference_rows)), reference_lengths)
     word_starts = np.cumsum(reference_lengths) - reference_lengths
-    word = references.tokens[np.repeat(reference_starts[reference_rows] - word_starts, reference_lengths)
-                             + np.arange(len(pair_of_word))]
-    found, at = matches(hypothesis_rows[pair_of_word] * vocabulary + word, keys[first])
-    word_masks = np.zeros(len(pair_of_word), dtype=np.uint64)
-    word_masks[found] = masks[at]
     longest_first = np.argsort(-reference_lengths, kind="stable")
-    hypothesis_lengths = hypotheses.lengths[hypothesis_rows][longest_first]
+    hypothesis_lengths = hypothesis_lengths[longest_first]
     full = np.uint64(2 ** 64 - 1) >> (64 - hypothesis_lengths).astype(np.uint64)
     v = full.copy()
     starts, still = word_starts[longest_first], np.bincount(reference_lengths, minlength=1)[::-1].cumsum()[::-1]
@@ -730,7 +746,7 @@ def lcs_lengths(hypotheses: NgramIndex, references: NgramIndex, hypothesis_rows,
         active = int(still[step + 1]) if step + 1 < len(still) else 0  # pairs with a word at this step
         u = v[:active] & word_masks[starts[:active] + step]
         v[:active] = ((v[:active] + u) | (v[:active] - u)) & full[:active]
-    lcs = np.empty(len(reference_rows), dtype=np.int64)
+    lcs = np.empty(len(reference_lengths), dtype=np.int64)
     lcs[longest_first] = hypothesis_lengths - np.bitwise_count(v)
     return lcs
 
