@@ -146,7 +146,7 @@ class NgramIndex:
         """
         index = object.__new__(type(self))
         index.rows, index.lengths, index.spaced = self.rows, self.lengths, self.spaced
-        number = dict(zip(into.words, range(len(into.words))))
+        number = dict(into.word_numbers)
         index.words = into.words + [word for word in self.words if word not in number]
         number.update(zip(index.words[len(into.words):], range(len(into.words), len(index.words))))
         word_map = np.fromiter(map(number.__getitem__, self.words), dtype=np.int64, count=len(self.words))
@@ -175,6 +175,11 @@ class NgramIndex:
                 last = np.concatenate([theirs.last, my_last[~found]])
             index.orders.append(NgramTable(mine.starts, gram_map[mine.grams], mine.counts, prefix, last))
         return index
+
+    @cached_property
+    def word_numbers(self) -> dict[str, int]:
+        """Each word's id (computed once: an index of references numbers every new call's candidates)."""
+        return dict(zip(self.words, range(len(self.words))))
 
     @cached_property
     def nbytes(self) -> int:
