@@ -268,13 +268,13 @@ def number_ascii_words(text: str, count: int):
     lengths = np.diff(np.searchsorted(starts, breaks), prepend=0, append=len(starts))
     sizes = ends - starts
     window = np.ndarray((len(text),), dtype="<i8", buffer=raw, strides=(1,))
-    first = np.take(window, starts) & np.take(LOW_BYTES, sizes, mode="clip")
+    first = window[starts] & np.take(LOW_BYTES, sizes, mode="clip")
     hashes = first.view(np.uint64) * np.uint64(HASH_MULTIPLIERS[0])
     longer = np.flatnonzero(sizes > 8)
     second = None
     if len(longer):
         second = np.zeros(len(starts), dtype=np.int64)
-        second[longer] = np.take(window, starts[longer] + 8) & np.take(LOW_BYTES, sizes[longer] - 8, mode="clip")
+        second[longer] = window[starts[longer] + 8] & np.take(LOW_BYTES, sizes[longer] - 8, mode="clip")
         longest = longer[sizes[longer] > 16]
         if len(longest):  # numbered in a dict, as -1, -2, ... in the second int (no 8 bytes read as an int are < 0)
             strings = [text[start:end] for start, end in zip(starts[longest].tolist(), ends[longest].tolist())]
@@ -289,18 +289,17 @@ def number_ascii_words(text: str, count: int):
     packed.sort()
     first_of_runs = run_starts(packed >> shift)
     positions = packed & ((1 << shift) - 1)
-    runs = run_numbers(first_of_runs, len(packed))
     first_positions = positions[first_of_runs]  # of each distinct hash: where it first occurs
-    # Words of one hash are one word: each equals the one before it in the sorted order, where that one has the hash.
-    if not (holds_runs(first[positions], first_of_runs)
-            and (second is None or holds_runs(second[positions], first_of_runs))):
-        return None
     word_order = np.argsort(first_positions)
     rank = np.empty(len(word_order), dtype=np.int64)
     rank[word_order] = np.arange(len(word_order))
     ids = np.empty(len(starts), dtype=np.int64)
-    ids[positions] = rank[runs]
+    ids[positions] = rank[run_numbers(first_of_runs, len(packed))]
     at = first_positions[word_order]
+    # Words of one hash are one word: each word's ints equal those of the word its id names.
+    if not (np.array_equal(first, first[at][ids])
+            and (second is None or np.array_equal(second[longer], second[at][ids[longer]]))):
+        return None
     words = [text[start:end] for start, end in zip(starts[at].tolist(), ends[at].tolist())]
     # Printable (no control character but the breaks, no DEL), with one fewer spaces than words in each non-empty
     # sentence (none in an empty one): no space doubled or at an end.
@@ -338,17 +337,6 @@ def run_numbers(first, size: int):
     [0, 0, 1, 2, 2]
     """
     return np.repeat(np.arange(len(first)), np.diff(first, append=size))
-
-
-def holds_runs(values, first) -> bool:
-    """Whether ``values`` is constant within each run that starts at ``first`` (ascending, the first at 0).
-
-    >>> holds_runs(np.array([4, 4, 7]), np.array([0, 2])), holds_runs(np.array([4, 5, 7]), np.array([0, 2]))
-    (True, False)
-    """
-    same = values[1:] == values[:-1]
-    same[first[1:] - 1] = True
-    return bool(same.all())
 
 
 def row_starts(rows, count: int):
