@@ -273,13 +273,34 @@ def test_words_that_hash_alike_fall_back_to_a_dict(monkeypatch):
 
 
 def test_an_index_too_large_for_32_bit_keys_packs_them_in_64():
-    # 70,000 one-word sentences of distinct words: rows and grams need 17 bits each, more than 32 together.
-    sentences = [f"w{i}" for i in range(70_000)] + ["w1 w1 w2"]
+    # 65,537 sentences of 65,536 distinct words: rows need 17 bits and words 16, one more than 32 together.
+    sentences = [f"w{i}" for i in range(65_536)] + ["w1 w1 w2"]
     unigrams, bigrams = NgramIndex(sentences, 2).orders
-    assert unigrams.starts[-3:].tolist() == [69_999, 70_000, 70_002]
+    assert unigrams.starts[-3:].tolist() == [65_535, 65_536, 65_538]
     assert unigrams.grams[-2:].tolist() == [1, 2] and unigrams.counts[-2:].tolist() == [2, 1]
-    assert (unigrams.grams[:70_000] == np.arange(70_000)).all()
+    assert (unigrams.grams[:65_536] == np.arange(65_536)).all()
     assert bigrams.size == 2 and bigrams.grams.tolist() == [0, 1] and bigrams.starts[-2:].tolist() == [0, 2]
+
+
+def test_distinct_ids_too_large_to_pack_with_their_positions():
+    # 62-bit keys and 2 bits of positions exceed 63 bits: numpy's unique numbers them.
+    keys = np.array([2 ** 61 + 1, 7, 2 ** 61 + 1, 2 ** 61])
+    assert [part.tolist() for part in ngram.distinct_ids(keys)] == [[7, 2 ** 61, 2 ** 61 + 1], [2, 0, 2, 1]]
+
+
+def test_a_candidate_word_the_references_lack_matches_nothing():
+    # "b" is numbered 1, after the references' one word: as an (item, gram) key it would read (item 1, "a").
+    assert bleu_statistics(["b", "c"], [["a"], ["a"]], n=1) == [[1, 1, 1, 0], [1, 1, 1, 0]]
+    # "c" is numbered 2, after "a" and "b": as a key it would read (item 1, "a") and give "a" its position in "c".
+    assert rouge_l(["c", "b a"], [["a b"], ["a a"]]) == [0.0, 0.5]
+
+
+def test_rouge_l_at_the_edges_of_the_64_bit_masks():
+    candidates = [" ".join(f"w{i % 7}" for i in range(length)) for length in (63, 64, 65)] + ["", "a"]
+    references = [[" ".join(f"w{i % 5}" for i in range(30)), "w3 w1"]] * 3 + [["a b"], ["", "a"]]
+    expected = [rouge_l_alone(c, refs, 1.2) for c, refs in zip(candidates, references)]
+    assert rouge_l(candidates, references) == pytest.approx(expected, abs=1e-15, rel=0)
+    assert expected[3:] == [0.0, 1.0]
 
 
 # ----------------------------------------------------------------------- work shared within and across calls

@@ -736,7 +736,7 @@ def lcs_lengths(hypothesis_lengths, reference_lengths, word_masks):
     v = full.copy()
     starts, still = word_starts[longest_first], np.bincount(reference_lengths, minlength=1)[::-1].cumsum()[::-1]
     for step in range(int(reference_lengths.max())):
-        active = int(still[step + 1]) if step + 1 < len(still) else 0  # pairs with a word at this step
+        active = int(still[step + 1])  # pairs with a word at this step
         u = v[:active] & word_masks[starts[:active] + step]
         v[:active] = ((v[:active] + u) | (v[:active] - u)) & full[:active]
     lcs = np.empty(len(reference_lengths), dtype=np.int64)
