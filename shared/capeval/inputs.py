@@ -12,7 +12,7 @@ import math
 import numbers
 import os
 import sys
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, Mapping, Sequence
 
 
@@ -42,9 +42,10 @@ def validate_predictions(predictions: Any) -> list[str]:
     predictions = as_list(predictions, "predictions", "a list of caption strings")
     if not predictions:
         raise ValueError("predictions is empty: pass at least one caption")
-    for i, caption in enumerate(predictions):
-        if not isinstance(caption, str):
-            raise ValueError(f"predictions[{i}] is {type(caption).__name__}, expected str")
+    if not set(map(type, predictions)) <= {str}:  # a subclass of str passes, item by item
+        for i, caption in enumerate(predictions):
+            if not isinstance(caption, str):
+                raise ValueError(f"predictions[{i}] is {type(caption).__name__}, expected str")
     return predictions
 
 
@@ -67,6 +68,11 @@ def normalize_references(references: Any, num_predictions: int, *, allow_empty_s
     references = as_list(references, "references", "one reference, or a list of references, per prediction")
     if len(references) != num_predictions:
         raise ValueError(f"got {num_predictions} predictions but {len(references)} reference lists; they must match")
+    if allow_empty_strings and set(map(type, references)) <= {list, tuple}:
+        # Most calls: lists of strings, checked at C speed; anything else is looked at item by item below.
+        normalized = list(map(list, references))
+        if all(normalized) and set(map(type, chain.from_iterable(normalized))) <= {str}:
+            return normalized
     normalized = []
     for i, refs in enumerate(references):
         if refs is None:

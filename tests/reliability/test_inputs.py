@@ -123,3 +123,19 @@ def test_one_instance_shared_by_threads_gives_each_its_own_result(text_modules):
     for thread in threads:
         thread.join()
     assert errors == [] and results == expected
+
+
+class Caption(str):
+    """A subclass of str: accepted wherever a str is."""
+
+
+def test_inputs_checked_at_c_speed_give_what_the_item_by_item_checks_give():
+    assert normalize_references([("a dog", "the dog"), ["a cat"]], 2) == [["a dog", "the dog"], ["a cat"]]
+    assert normalize_references([[Caption("a dog")], "a cat"], 2) == [["a dog"], ["a cat"]]  # not all lists: one by one
+    assert capeval.inputs.validate_predictions((Caption("a dog"), "a cat")) == ["a dog", "a cat"]
+    with pytest.raises(ValueError, match=r"references\[1\] is empty"):
+        normalize_references([["a dog"], []], 2)
+    with pytest.raises(ValueError, match=r"references\[0\]\[1\] is int"):
+        normalize_references([["a dog", 3]], 1)
+    with pytest.raises(ValueError, match=r"predictions\[1\] is bytes"):
+        capeval.inputs.validate_predictions(["a dog", b"a cat"])

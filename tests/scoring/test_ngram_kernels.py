@@ -9,9 +9,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from capeval.models import clear_feature_caches
+from capeval.scoring import ngram
 from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
                                    cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
-                                   matches, reference_maxima, rouge_l, run_starts, weighted_references)
+                                   matches, number_ascii_words, number_words, reference_maxima, rouge_l, rouge_l_alone,
+                                   run_starts, weighted_references)
+from capeval.text.call_cache import shared_text_work
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -218,3 +222,110 @@ def test_kernels_equal_pycocoevalcap_on_random_captions(seed):
     for ours, theirs in zip(bleu(candidates, references)[1], per_caption, strict=True):  # BLEU-1 .. BLEU-4
         assert ours == pytest.approx(theirs, abs=1e-12, rel=0)
     assert cider_d(candidates, references) == pytest.approx(list(toolkit_cider.compute_score()[1]), abs=1e-12, rel=0)
+
+
+# ----------------------------------------------------------------------- numbering words in numpy
+
+def split_and_count(sentences):
+    """number_words by its definition: words split on whitespace, numbered as they first occur in a dict."""
+    number: dict = {}
+    ids = [number.setdefault(word, len(number)) for sentence in sentences for word in sentence.split()]
+    spaced = all(sentence == " ".join(sentence.split()) and sentence.isprintable() for sentence in sentences if sentence)
+    return list(number), ids, [len(sentence.split()) for sentence in sentences], spaced
+
+
+def assert_numbered_as_defined(sentences):
+    words, ids, lengths, spaced = number_words(sentences)
+    assert (words, ids.tolist(), lengths.tolist(), spaced) == split_and_count(sentences)
+
+
+@pytest.mark.parametrize("sentences", [
+    ["a dog", "", "the dog"], [""], ["", ""], [], [" a  dog ", "a"],
+    ["skateboarder on a skateboard", "a skateboard", "skateboarders"],  # 8 bytes and more: two ints
+    ["abcdefghijklmnopq abcdefghijklmnopr abcdefghijklmnopq", "abcdefghijklmnop"],  # over 16 bytes: a dict
+    ["a\tdog", "a dog"], ["a\x1cdog"], ["a\x00b", "a"],  # control characters: the dict's numbering
+    ["caf\u00e9 au lait", "caf\u00e9"], ["a\u2028b"],  # not ASCII: the dict's numbering
+    ["a\x7fb c"],  # DEL is a word's byte and unprintable: not spaced
+])
+def test_words_are_numbered_as_split_and_counted(sentences):
+    assert_numbered_as_defined(sentences)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_words_are_numbered_as_split_and_counted(seed):
+    generator = random.Random(seed)
+    stems = ["a", "dog", "abcdefgh", "abcdefghi", "abcdefgh1", "abcdefghijklmnop", "abcdefghijklmnopq", "x" * 40, "x" * 41]
+    sentences = [" ".join(generator.choice(stems) for _ in range(generator.randint(0, 9))) for _ in range(80)]
+    sentences += [" " + sentences[0], sentences[1] + "  " + sentences[2]]  # blanks at an end, doubled
+    assert_numbered_as_defined(sentences)
+
+
+def test_words_that_hash_alike_fall_back_to_a_dict(monkeypatch):
+    # With zero multipliers every word hashes alike: the check finds two words under one hash, and a dict numbers them.
+    monkeypatch.setattr(ngram, "HASH_MULTIPLIERS", (0, 0))
+    assert number_ascii_words("a dog a", 1) is None
+    assert_numbered_as_defined(["a dog a", "dog"])
+    # Words of the same first 8 bytes and another next 8 hash alike when only the first 8 count: the second int tells.
+    monkeypatch.setattr(ngram, "HASH_MULTIPLIERS", (ngram.HASH_MULTIPLIERS[0] or 1, 0))
+    assert number_ascii_words("abcdefghX abcdefghX", 1) is not None
+    assert number_ascii_words("abcdefghX abcdefghY", 1) is None
+    assert_numbered_as_defined(["abcdefghX abcdefghY abcdefghX"])
+
+
+def test_an_index_too_large_for_32_bit_keys_packs_them_in_64():
+    # 65,537 sentences of 65,536 distinct words: rows need 17 bits and words 16, one more than 32 together.
+    sentences = [f"w{i}" for i in range(65_536)] + ["w1 w1 w2"]
+    unigrams, bigrams = NgramIndex(sentences, 2).orders
+    assert unigrams.starts[-3:].tolist() == [65_535, 65_536, 65_538]
+    assert unigrams.grams[-2:].tolist() == [1, 2] and unigrams.counts[-2:].tolist() == [2, 1]
+    assert (unigrams.grams[:65_536] == np.arange(65_536)).all()
+    assert bigrams.size == 2 and bigrams.grams.tolist() == [0, 1] and bigrams.starts[-2:].tolist() == [0, 2]
+
+
+def test_distinct_ids_too_large_to_pack_with_their_positions():
+    # 62-bit keys and 2 bits of positions exceed 63 bits: numpy's unique numbers them.
+    keys = np.array([2 ** 61 + 1, 7, 2 ** 61 + 1, 2 ** 61])
+    assert [part.tolist() for part in ngram.distinct_ids(keys)] == [[7, 2 ** 61, 2 ** 61 + 1], [2, 0, 2, 1]]
+
+
+def test_a_candidate_word_the_references_lack_matches_nothing():
+    # "b" is numbered 1, after the references' one word: as an (item, gram) key it would read (item 1, "a").
+    assert bleu_statistics(["b", "c"], [["a"], ["a"]], n=1) == [[1, 1, 1, 0], [1, 1, 1, 0]]
+    # "c" is numbered 2, after "a" and "b": as a key it would read (item 1, "a") and give "a" its position in "c".
+    assert rouge_l(["c", "b a"], [["a b"], ["a a"]]) == [0.0, 0.5]
+
+
+def test_rouge_l_at_the_edges_of_the_64_bit_masks():
+    candidates = [" ".join(f"w{i % 7}" for i in range(length)) for length in (63, 64, 65)] + ["", "a"]
+    references = [[" ".join(f"w{i % 5}" for i in range(30)), "w3 w1"]] * 3 + [["a b"], ["", "a"]]
+    expected = [rouge_l_alone(c, refs, 1.2) for c, refs in zip(candidates, references)]
+    assert rouge_l(candidates, references) == pytest.approx(expected, abs=1e-15, rel=0)
+    assert expected[3:] == [0.0, 1.0]
+
+
+# ----------------------------------------------------------------------- work shared within and across calls
+
+def test_bleu_and_cider_share_the_candidates_matches_within_a_call():
+    candidates, references = random_corpus(7, 40)
+    frequencies = cider_document_frequencies(references)
+    clear_feature_caches()
+    apart = (bleu_statistics(candidates, references), cider_d(candidates, references),
+             cider_d(candidates, references, frequencies=frequencies))
+    clear_feature_caches()
+    with shared_text_work():
+        together = (bleu_statistics(candidates, references), cider_d(candidates, references),
+                    cider_d(candidates, references, frequencies=frequencies))
+    assert together == apart
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rouge_l_equals_the_one_by_one_lcs_cold_and_with_kept_references(seed):
+    candidates, references = random_corpus(seed, 60)
+    generator = random.Random(seed)
+    others = [generator.choice(candidates) + " w0" for _ in candidates]
+    expected = [[rouge_l_alone(c, refs, 1.2) for c, refs in zip(texts, references)] for texts in (candidates, others)]
+    clear_feature_caches()
+    assert rouge_l(candidates, references) == pytest.approx(expected[0], abs=1e-15, rel=0)
+    assert rouge_l(others, references) == pytest.approx(expected[1], abs=1e-15, rel=0)  # the references' words kept
+    clear_feature_caches()
+    assert rouge_l(others, references) == rouge_l(others, references)

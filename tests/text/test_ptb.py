@@ -8,6 +8,7 @@ from capeval.benchmarks import prepare
 from capeval.text.ptb import coco_tokenize
 from capeval.text.ptb import ptb_tokenize
 from capeval.text.ptb import tokenize_corpus
+from capeval.text.call_cache import shared_text_work
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -29,6 +30,15 @@ def test_corpus_tokenization():
     assert candidates == ["a dog", "a dog"] and references == [["a dog"], ["a cat"]]
     with pytest.raises(ValueError, match="tokenizer"):
         tokenize_corpus(["a"], [["a"]], "spacy")
+
+
+def test_the_scorers_of_a_call_share_one_tokenization_of_its_corpus():
+    inputs = (["A dog."], [["A dog!", "The dog."]])
+    with shared_text_work():
+        first, again = tokenize_corpus(*inputs), tokenize_corpus(*inputs)
+        other = tokenize_corpus(["A dog."], [["A dog!"], ["The dog."]][:1])
+    assert first is again and first == (["a dog"], [["a dog", "the dog"]]) and other == (["a dog"], [["a dog"]])
+    assert tokenize_corpus(*inputs) is not tokenize_corpus(*inputs)  # outside a call: fresh lists
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="needs Java for the CoreNLP jar")

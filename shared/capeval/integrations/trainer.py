@@ -58,24 +58,25 @@ class CaptionEvaluator:
         overrides the stored ones for this call."""
         predictions = validate_predictions(predictions)
         known = len(self.references) if self.references is not None else len(predictions)
-        if indices is None:
+        if indices is None:  # the whole eval set in order: its columns as they are
             if len(predictions) != known:
                 raise ValueError(f"{len(predictions)} predictions for an eval set of {known} examples: evaluate the whole "
                                  "eval set in order, or pass indices=")
-            indices = range(len(predictions))
-        indices = list(indices)
-        if len(indices) != len(predictions):
-            raise ValueError(f"{len(indices)} indices for {len(predictions)} predictions; give one per prediction")
-        bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < known]
-        if bad:
-            raise ValueError(f"indices {bad[:3]} are not eval-set positions (0 to {known - 1})")
+        else:
+            indices = list(indices)
+            if len(indices) != len(predictions):
+                raise ValueError(f"{len(indices)} indices for {len(predictions)} predictions; give one per prediction")
+            bad = [i for i in indices if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < known]
+            if bad:
+                raise ValueError(f"indices {bad[:3]} are not eval-set positions (0 to {known - 1})")
+
+        def by_index(column):
+            return column if column is None or indices is None else [column[i] for i in indices]
+
         if references is None:
             if self.references is None:
                 raise ValueError("no references: pass references= to CaptionEvaluator (or to this call)")
-            references = [self.references[i] for i in indices]
-
-        def by_index(column):
-            return None if column is None else [column[i] for i in indices]
+            references = by_index(self.references)
 
         return evaluate_runs(self.runs, predictions, references, images=by_index(self.images),
                              region_features=by_index(self.region_features)).corpus

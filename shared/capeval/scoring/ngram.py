@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import cached_property
 from itertools import chain, count, repeat
 from typing import Any, Callable, Hashable, Iterable, NamedTuple
 
@@ -38,6 +39,13 @@ class NgramTable:
     def __init__(self, starts, grams, counts, prefix, last):
         self.starts, self.grams, self.counts, self.prefix, self.last = starts, grams, counts, prefix, last
         self.size = len(last)
+        self._pair_keys = None
+
+    def pair_keys(self):
+        """Each gram's (prefix, last word) packed in one int (:func:`pair_keys`), computed once."""
+        if self._pair_keys is None:
+            self._pair_keys = pair_keys(self.prefix, self.last)
+        return self._pair_keys
 
     def entries(self, rows):
         """For the sentences ``rows`` (an int array, repeats allowed), the entries of each in turn: which of
@@ -89,28 +97,33 @@ class NgramIndex:
         gram_at = ids[starts_at]  # the (k-1)-gram starting at each of starts_at
         for k in range(2, n + 1):
             # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
-            pairs, gram_ids = distinct_ids((gram_at << word_bits) | ids[starts_at + k - 1])
+            keys = gram_at << word_bits
+            keys |= ids[k - 1:][starts_at]
+            pairs, gram_ids = distinct_ids(keys)
             self.orders.append(self.table(row_of_token[starts_at], gram_ids, pairs >> word_bits,
                                           pairs & ((1 << word_bits) - 1)))
-            longer = left[starts_at] > k
-            starts_at, gram_at = starts_at[longer], gram_ids[longer]
+            if k < n:
+                longer = left[starts_at] > k
+                starts_at, gram_at = starts_at[longer], gram_ids[longer]
 
     def table(self, row_of_gram, gram_ids, prefix, last) -> NgramTable:
-        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``."""
+        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``: one sort of
+        (row, gram) pairs packed in one int (in 32 bits where they fit: a faster sort)."""
         gram_bits = max(1, len(last) - 1).bit_length()
-        keys = np.sort((row_of_gram << gram_bits) | gram_ids)
+        packed = np.uint32 if gram_bits + max(1, len(self.lengths) - 1).bit_length() <= 32 else np.int64
+        keys = row_of_gram.astype(packed)
+        keys <<= packed(gram_bits)
+        keys |= gram_ids.astype(packed, copy=False)
+        keys.sort()
         first = run_starts(keys)
-        counts = np.empty(len(first), dtype=np.int64)
-        np.subtract(first[1:], first[:-1], out=counts[:-1])
-        counts[-1:] = len(keys) - first[-1:]
+        counts = np.diff(first, append=len(keys))
         keys = keys[first]
-        return NgramTable(row_starts(keys >> gram_bits, len(self.lengths)), keys & ((1 << gram_bits) - 1), counts,
-                          prefix, last)
+        grams = (keys & packed((1 << gram_bits) - 1)).astype(np.int64, copy=False)
+        return NgramTable(row_starts(keys >> packed(gram_bits), len(self.lengths)), grams, counts, prefix, last)
 
     def row_ids(self, sentences: Iterable[str]):
         """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
-        rows = self.rows
-        return np.fromiter((rows[sentence] for sentence in sentences), dtype=np.int64)
+        return np.fromiter(map(self.rows.__getitem__, sentences), dtype=np.int64)
 
     def gram_tuples(self) -> list[list[tuple[str, ...]]]:
         """Per order, every gram of the index as a tuple of words, in the order of its id."""
@@ -133,7 +146,7 @@ class NgramIndex:
         """
         index = object.__new__(type(self))
         index.rows, index.lengths, index.spaced = self.rows, self.lengths, self.spaced
-        number = dict(zip(into.words, range(len(into.words))))
+        number = dict(into.word_numbers)
         index.words = into.words + [word for word in self.words if word not in number]
         number.update(zip(index.words[len(into.words):], range(len(into.words), len(index.words))))
         word_map = np.fromiter(map(number.__getitem__, self.words), dtype=np.int64, count=len(self.words))
@@ -145,24 +158,42 @@ class NgramIndex:
             if k == 0:
                 prefix, last = np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary)
             else:
-                # This index's grams as (prefix, last word) pairs of new ids, found among ``into``'s ascending pairs.
+                # This index's grams as (prefix, last word) pairs of new ids, looked up (in ascending order: a faster
+                # search) among ``into``'s ascending pairs where ``into`` holds the prefix.
+                known_prefixes = into.orders[k - 1].size
                 my_prefix, my_last = gram_map[mine.prefix], word_map[mine.last]
-                found, at = matches(my_prefix * vocabulary + my_last, theirs.prefix * vocabulary + theirs.last)
+                candidates = np.flatnonzero(my_prefix < known_prefixes)
+                pairs = pair_keys(my_prefix[candidates], my_last[candidates])
+                ascending = np.argsort(pairs)
+                found_ascending, at = matches(pairs[ascending], theirs.pair_keys())
+                found = np.zeros(mine.size, dtype=bool)
+                found[candidates[ascending[found_ascending]]] = True
                 gram_map = np.empty(mine.size, dtype=np.int64)
-                gram_map[found] = at
+                gram_map[candidates[ascending[found_ascending]]] = at
                 gram_map[~found] = theirs.size + np.arange(len(found) - len(at))
                 prefix = np.concatenate([theirs.prefix, my_prefix[~found]])
                 last = np.concatenate([theirs.last, my_last[~found]])
             index.orders.append(NgramTable(mine.starts, gram_map[mine.grams], mine.counts, prefix, last))
         return index
 
-    @property
+    @cached_property
+    def word_numbers(self) -> dict[str, int]:
+        """Each word's id (computed once: an index of references numbers every new call's candidates)."""
+        return dict(zip(self.words, range(len(self.words))))
+
+    @cached_property
     def nbytes(self) -> int:
-        """Estimated bytes of the index and of the sentences it was built from (what a cache of indexes counts)."""
+        """Estimated bytes of the index and of the sentences it was built from (what a cache of indexes counts;
+        computed once)."""
         arrays = [self.lengths, self.tokens, *(array for table in self.orders
                                   for array in (table.starts, table.grams, table.counts, table.prefix, table.last))]
         text = sum(map(len, self.rows)) + sum(map(len, self.words))
         return sum(array.nbytes for array in arrays) + text + 150 * (len(self.rows) + len(self.words))
+
+
+def pair_keys(prefix, last):
+    """(prefix, last word) pairs packed in one int, ascending as the pairs are (ids below 2**31)."""
+    return (prefix << 32) | last
 
 
 SENTENCE_BREAK = "\x00"
@@ -171,13 +202,17 @@ SENTENCE_BREAK = "\x00"
 def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, bool]:
     """The words of ``sentences`` (split on whitespace) in the order they first occur, the id of each word of the
     sentences in turn, each sentence's length, and whether every sentence but the empty ones is its words joined by
-    single spaces. The sentences are split as one text, with a word that none holds between them (or one by one
-    where one does).
+    single spaces. Printable ASCII text is numbered in numpy (:func:`number_ascii_words`); other text is split as one
+    text, with a word that none holds between the sentences (or one by one where one does), and numbered in a dict.
 
     >>> words, ids, lengths, spaced = number_words(["a dog", "", "the dog"])
     >>> words, ids.tolist(), lengths.tolist(), spaced, number_words(["a  dog"])[3], number_words(["a\\tdog"])[3]
     (['a', 'dog', 'the'], [0, 1, 2, 1], [2, 0, 2], True, False, False)
     """
+    text = "\n".join(sentences)
+    numbered = number_ascii_words(text, len(sentences)) if text.isascii() else None
+    if numbered is not None:
+        return numbered
     text = f" {SENTENCE_BREAK} ".join(sentences)
     if text.count(SENTENCE_BREAK) == len(sentences) - 1:
         flat = text.split()
@@ -202,6 +237,77 @@ def number_words(sentences: list[str]) -> tuple[list[str], np.ndarray, np.ndarra
     return words, ids, lengths, spaced
 
 
+#: Per word length 0..8 (longer: 8), the bits of its bytes in a little-endian int64 read at its start.
+LOW_BYTES = np.array([(1 << (8 * size)) - 1 for size in range(8)] + [-1], dtype=np.int64)
+#: Odd 64-bit multipliers that spread a word's first and next 8 bytes over the high bits of its hash.
+HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)
+
+
+def number_ascii_words(text: str, count: int):
+    """:func:`number_words` of ``count`` sentences joined by newlines into ``text`` (ASCII), or None where a sentence
+    holds a control character (a newline, a tab) or two words hash alike. Every word is read as the int64 of its
+    first 8 bytes (and of the next 8 where it is longer; a Python dict numbers the rare words over 16 bytes), hashed
+    into the high bits of an int whose low bits hold the word's position, and one sort of these ints groups the
+    words and orders each word's occurrences: the first is where it first occurs.
+
+    >>> words, ids, lengths, spaced = number_ascii_words("a dog\\n\\nthe dog", 3)
+    >>> words, ids.tolist(), lengths.tolist(), spaced, number_ascii_words("a\\tdog", 1)
+    (['a', 'dog', 'the'], [0, 1, 2, 1], [2, 0, 2], True, None)
+    """
+    raw = (text + " " * 7).encode("ascii")  # every word's 8-byte window lies in the bytes
+    data = np.frombuffer(raw, dtype=np.uint8, count=len(text))
+    blanks = np.flatnonzero(data <= 32)
+    breaks = blanks[data[blanks] != 32]
+    if len(breaks) != count - 1:
+        return None
+    bounds = np.concatenate([[-1], blanks, [len(text)]])
+    starts, ends = bounds[:-1] + 1, bounds[1:]
+    if not (ends > starts).all():  # doubled blanks, blanks at an end, empty sentences
+        nonempty = ends > starts
+        starts, ends = starts[nonempty], ends[nonempty]
+    lengths = np.diff(np.searchsorted(starts, breaks), prepend=0, append=len(starts))
+    sizes = ends - starts
+    window = np.ndarray((len(text),), dtype="<i8", buffer=raw, strides=(1,))
+    first = window[starts] & np.take(LOW_BYTES, sizes, mode="clip")
+    hashes = first.view(np.uint64) * np.uint64(HASH_MULTIPLIERS[0])
+    longer = np.flatnonzero(sizes > 8)
+    second = None
+    if len(longer):
+        second = np.zeros(len(starts), dtype=np.int64)
+        second[longer] = window[starts[longer] + 8] & np.take(LOW_BYTES, sizes[longer] - 8, mode="clip")
+        longest = longer[sizes[longer] > 16]
+        if len(longest):  # numbered in a dict, as -1, -2, ... in the second int (no 8 bytes read as an int are < 0)
+            strings = [text[start:end] for start, end in zip(starts[longest].tolist(), ends[longest].tolist())]
+            number = dict(zip(dict.fromkeys(strings), range(-1, -len(strings) - 1, -1)))
+            first[longest] = 0
+            second[longest] = np.fromiter(map(number.__getitem__, strings), dtype=np.int64, count=len(strings))
+        hashes[longer] ^= second[longer].view(np.uint64) * np.uint64(HASH_MULTIPLIERS[1])
+    shift = max(1, len(starts) - 1).bit_length()
+    packed = (hashes >> np.uint64(shift + 1)).view(np.int64)
+    packed <<= shift
+    packed |= np.arange(len(starts))
+    packed.sort()
+    first_of_runs = run_starts(packed >> shift)
+    positions = packed & ((1 << shift) - 1)
+    first_positions = positions[first_of_runs]  # of each distinct hash: where it first occurs
+    word_order = np.argsort(first_positions)
+    rank = np.empty(len(word_order), dtype=np.int64)
+    rank[word_order] = np.arange(len(word_order))
+    ids = np.empty(len(starts), dtype=np.int64)
+    ids[positions] = rank[run_numbers(first_of_runs, len(packed))]
+    at = first_positions[word_order]
+    # Words of one hash are one word: each word's ints equal those of the word its id names.
+    if not (np.array_equal(first, first[at][ids])
+            and (second is None or np.array_equal(second[longer], second[at][ids[longer]]))):
+        return None
+    words = [text[start:end] for start, end in zip(starts[at].tolist(), ends[at].tolist())]
+    # Printable (no control character but the breaks, no DEL), with one fewer spaces than words in each non-empty
+    # sentence (none in an empty one): no space doubled or at an end.
+    spaced = (len(blanks) - len(breaks) == len(ids) - int(np.count_nonzero(lengths))
+              and not np.count_nonzero(data == 127))
+    return words, ids, lengths, spaced
+
+
 def distinct_ids(keys):
     """The distinct values of an array of non-negative ints, ascending, and the position of each key among them
     (``np.unique(keys, return_inverse=True)``): one sort of the keys with their positions packed in their low bits,
@@ -213,14 +319,24 @@ def distinct_ids(keys):
     shift = max(1, len(keys) - 1).bit_length()
     if not len(keys) or int(keys.max()).bit_length() + shift > 63:
         return np.unique(keys, return_inverse=True)
-    packed = np.sort((keys << shift) | np.arange(len(keys)))
+    packed = keys << shift
+    packed |= np.arange(len(keys))
+    packed.sort()
     sorted_keys = packed >> shift
-    new = np.empty(len(keys), dtype=bool)
-    new[0] = True
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    first = run_starts(sorted_keys)
+    packed &= (1 << shift) - 1
     ids = np.empty(len(keys), dtype=np.int64)
-    ids[packed & ((1 << shift) - 1)] = np.cumsum(new) - 1
-    return sorted_keys[new], ids
+    ids[packed] = run_numbers(first, len(keys))
+    return sorted_keys[first], ids
+
+
+def run_numbers(first, size: int):
+    """For runs that start at ``first`` (ascending, the first at 0) in ``size`` elements, each element's run.
+
+    >>> run_numbers(np.array([0, 2, 3]), 5).tolist()
+    [0, 0, 1, 2, 2]
+    """
+    return np.repeat(np.arange(len(first)), np.diff(first, append=size))
 
 
 def row_starts(rows, count: int):
@@ -244,7 +360,8 @@ def ngram_block(sentences: tuple[str, ...], order: int) -> NgramIndex:
     def build() -> NgramIndex:
         with collection_paused():  # the sentences' word lists would trigger collections that find nothing: 15%
             index = NgramIndex(sentences, order)
-        index.input_rows = index.row_ids(sentences)
+        # Without repeated sentences the rows are the input's order.
+        index.input_rows = np.arange(len(sentences)) if len(index.rows) == len(sentences) else index.row_ids(sentences)
         return index
 
     return kept(("ngram-index", order, sentences), build)
@@ -273,6 +390,42 @@ class Corpus(NamedTuple):
     def kept(self, name: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()``, a function of the references and their grouping alone, kept across calls with them."""
         return kept((name, *self.key), compute)
+
+    def candidate_entries(self, k: int, size: int, reference_keys) -> CandidateEntries:
+        """:func:`candidate_entries` of the candidates' ``orders[k]`` against the references' distinct sorted keys
+        ``item * size + gram``, computed once per call (:func:`capeval.text.call_cache.call_table`): BLEU's and
+        CIDEr-D's references hold the same (item, gram) pairs."""
+        computed = call_table(("ngram-candidate-entries", id(self.indexed), self.key[2]))
+        if (k, size) not in computed:
+            computed[k, size] = candidate_entries(self.indexed.candidates.orders[k], self.indexed.candidate_rows, size,
+                                                  reference_keys)
+        return computed[k, size]
+
+
+class CandidateEntries(NamedTuple):
+    """The entries of a candidates' table for one order, candidate ``i`` (of item ``i``) in turn: each one's candidate
+    (``owner``) and position in the table (``positions``); of those whose (item, gram) a reference of the item holds,
+    their index among all (``held``) and where their key is among the references' (``at``)."""
+
+    owner: np.ndarray
+    positions: np.ndarray
+    held: np.ndarray
+    at: np.ndarray
+
+
+def candidate_entries(candidate_table: NgramTable, candidate_rows, size: int, reference_keys) -> CandidateEntries:
+    """The :class:`CandidateEntries` of ``candidate_table`` (numbering grams as a reference table of ``size`` grams)
+    for the candidates ``candidate_rows``, against the references' distinct ascending ``item * size + gram``.
+
+    >>> table = NgramIndex(["a b", "b c"], 1).orders[0]
+    >>> [list(map(int, part)) for part in candidate_entries(table, np.array([0, 1]), 3, np.array([1, 3 + 2]))]
+    [[0, 0, 1, 1], [0, 1, 2, 3], [1, 3], [0, 1]]
+    """
+    owner, positions = candidate_table.entries(candidate_rows)
+    grams = candidate_table.grams[positions]
+    known = np.flatnonzero(grams < size)  # a gram numbered after the references' is in none of them
+    found, at = matches(owner[known] * size + grams[known], reference_keys)
+    return CandidateEntries(owner, positions, known[found], at)
 
 
 def ngram_index(candidates: tuple[str, ...], references: tuple[str, ...], order: int) -> CorpusIndex:
@@ -339,10 +492,11 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     packed = np.abs(reference_lengths - test_lengths[items]) * base + reference_lengths
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
-    for candidate_table, reference_table in zip(candidates_index.orders[:n], references_index.orders[:n]):
+    for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
         maxima = corpus.kept(("bleu-maxima", len(columns)),
                              lambda: reference_maxima(reference_table, reference_rows, items))
-        columns.append(clipped_matches(candidate_table, candidate_rows, maxima))
+        columns.append(clipped_matches(candidate_table, candidate_rows, maxima,
+                                       corpus.candidate_entries(k, maxima.size, maxima.keys)))
     return np.stack(columns, axis=1).tolist()
 
 
@@ -366,17 +520,15 @@ def reference_maxima(table: NgramTable, reference_rows, items) -> ReferenceMaxim
     return ReferenceMaxima(keys[first], np.maximum.reduceat(table.counts[positions][order], first), table.size)
 
 
-def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima):
+def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima,
+                    entries: CandidateEntries | None = None):
     """Per candidate (candidate ``i`` of item ``i``), its k-grams that its references hold, each counted at most as
     often as the reference that holds it most often (BLEU's clipped counts; ``maxima`` of a table that numbers grams
-    as ``candidate_table`` does)."""
-    owner, positions = candidate_table.entries(candidate_rows)
-    grams = candidate_table.grams[positions]
-    known = grams < maxima.size  # a gram numbered after the references' is in none of them
-    owner, positions = owner[known], positions[known]
-    held, at = matches(owner * maxima.size + grams[known], maxima.keys)
-    clipped = np.minimum(candidate_table.counts[positions][held], maxima.most[at])
-    return np.bincount(owner[held], clipped, minlength=len(candidate_rows)).astype(np.int64)
+    as ``candidate_table`` does; ``entries``: their :func:`candidate_entries`, computed here if not given)."""
+    if entries is None:
+        entries = candidate_entries(candidate_table, candidate_rows, maxima.size, maxima.keys)
+    clipped = np.minimum(candidate_table.counts[entries.positions[entries.held]], maxima.most[entries.at])
+    return np.bincount(entries.owner[entries.held], clipped, minlength=len(candidate_rows)).astype(np.int64)
 
 
 def matches(keys, sorted_keys):
@@ -500,7 +652,7 @@ def rouge_l(candidates: list[str], references: list[list[str]], beta: float = 1.
     if not (candidates_index.spaced and references_index.spaced):
         alone[:] = True
     pairs = ~alone[items]
-    lcs = lcs_lengths(candidates_index, references_index, candidate_rows[items[pairs]], reference_rows[pairs])
+    lcs = lcs_lengths(candidate_lengths[items[pairs]], reference_lengths[pairs], reference_word_masks(corpus, alone))
     first = np.searchsorted(items[pairs], np.flatnonzero(~alone))
     scores = np.zeros(len(candidates))
     if len(lcs):
@@ -530,48 +682,64 @@ def rouge_l_alone(candidate: str, references: list[str], beta: float) -> float:
     return 0.0
 
 
-def lcs_lengths(hypotheses: NgramIndex, references: NgramIndex, hypothesis_rows, reference_rows):
-    """The LCS length of each pair of sentences ``(hypothesis_rows[p], reference_rows[p])`` (of two indexes that
-    number words alike; hypotheses of 1 to 64 words), as :func:`lcs_length_with` computes it, for all pairs at once in
-    64-bit masks: one step per word position of the references, longest references first so that each step works on
-    the pairs that still have a word.
+def reference_word_masks(corpus: Corpus, alone) -> np.ndarray:
+    """For every reference of the items not ``alone`` (a mask over the items; their candidates of 1 to 64 words), each
+    of its words' bits of positions in the candidate of its item (0 where the candidate has no such word), reference
+    by reference: what :func:`lcs_lengths` reads. Each reference word's (item, word) among the distinct ones is kept
+    with the references (:meth:`Corpus.kept`), so a call with new candidates looks up only the candidates' words."""
+    (references_index, candidates_index, candidate_rows, reference_rows), items = corpus.indexed, corpus.items
+    vocabulary = max(1, len(references_index.words))  # the candidates' other words are in no reference
+    keys, key_of_word = corpus.kept("rouge-reference-words", lambda: distinct_ids(
+        np.repeat(items, references_index.lengths[reference_rows]) * vocabulary
+        + sentence_words(references_index, reference_rows)))
+    # Each candidate's words by (item, word) ascending, with the bits of their positions.
+    scored = np.flatnonzero(~alone)
+    lengths = candidates_index.lengths[candidate_rows[scored]]
+    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    words = sentence_words(candidates_index, candidate_rows[scored])
+    known = words < vocabulary
+    candidate_keys = np.repeat(scored, lengths)[known] * vocabulary + words[known]
+    order = np.argsort(candidate_keys, kind="stable")
+    candidate_keys = candidate_keys[order]
+    first = run_starts(candidate_keys)
+    masks = np.bitwise_or.reduceat(np.left_shift(np.uint64(1), position[known][order].astype(np.uint64)), first)
+    found, at = matches(candidate_keys[first], keys)
+    mask_of_key = np.zeros(len(keys), dtype=np.uint64)
+    mask_of_key[at] = masks[found]
+    return mask_of_key[key_of_word[np.repeat(~alone[items], references_index.lengths[reference_rows])]]
 
-    >>> references, hypotheses = NgramIndex(["a c e f", "b b"], 1), NgramIndex(["a b c d e"], 1)
-    >>> lcs_lengths(hypotheses.renumbered(references), references, np.array([0, 0]), np.array([0, 1])).tolist()
+
+def sentence_words(index: NgramIndex, rows):
+    """The word ids of the sentences ``rows`` of ``index``, one after the other."""
+    lengths = index.lengths[rows]
+    starts = (np.cumsum(index.lengths) - index.lengths)[rows]
+    return index.tokens[np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))]
+
+
+def lcs_lengths(hypothesis_lengths, reference_lengths, word_masks):
+    """The LCS length of each pair of a hypothesis of ``hypothesis_lengths[p]`` words (1 to 64) and a reference of
+    ``reference_lengths[p]`` words, as :func:`lcs_length_with` computes it, for all pairs at once in 64-bit masks:
+    ``word_masks`` holds each reference word's bits of positions in its pair's hypothesis, pair by pair. One step per
+    word position of the references, longest references first so that each step works on the pairs that still have
+    a word.
+
+    >>> masks = [match_masks("a b c d e".split()).get(word, 0) for word in "a c e f b b".split()]  # two references
+    >>> lcs_lengths(np.array([5, 5]), np.array([4, 2]), np.array(masks, dtype=np.uint64)).tolist()
     [3, 1]
     """
-    if not len(hypothesis_rows):
+    if not len(reference_lengths):
         return np.zeros(0, dtype=np.int64)
-    vocabulary = max(1, len(hypotheses.words))
-    hypothesis_starts, reference_starts = (np.cumsum(index.lengths) - index.lengths for index in (hypotheses, references))
-    # The bits of the positions of each word in each hypothesis, by (row, word) ascending.
-    rows = np.unique(hypothesis_rows)
-    lengths = hypotheses.lengths[rows]
-    position = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    keys = np.repeat(rows, lengths) * vocabulary + hypotheses.tokens[np.repeat(hypothesis_starts[rows], lengths) + position]
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    first = run_starts(keys)
-    masks = np.bitwise_or.reduceat(np.left_shift(np.uint64(1), position[order].astype(np.uint64)), first)
-    # Each reference word's mask in its pair's hypothesis (0 where it holds no such word), pair by pair.
-    reference_lengths = references.lengths[reference_rows]
-    pair_of_word = np.repeat(np.arange(len(reference_rows)), reference_lengths)
     word_starts = np.cumsum(reference_lengths) - reference_lengths
-    word = references.tokens[np.repeat(reference_starts[reference_rows] - word_starts, reference_lengths)
-                             + np.arange(len(pair_of_word))]
-    found, at = matches(hypothesis_rows[pair_of_word] * vocabulary + word, keys[first])
-    word_masks = np.zeros(len(pair_of_word), dtype=np.uint64)
-    word_masks[found] = masks[at]
     longest_first = np.argsort(-reference_lengths, kind="stable")
-    hypothesis_lengths = hypotheses.lengths[hypothesis_rows][longest_first]
+    hypothesis_lengths = hypothesis_lengths[longest_first]
     full = np.uint64(2 ** 64 - 1) >> (64 - hypothesis_lengths).astype(np.uint64)
     v = full.copy()
     starts, still = word_starts[longest_first], np.bincount(reference_lengths, minlength=1)[::-1].cumsum()[::-1]
     for step in range(int(reference_lengths.max())):
-        active = int(still[step + 1]) if step + 1 < len(still) else 0  # pairs with a word at this step
+        active = int(still[step + 1])  # pairs with a word at this step
         u = v[:active] & word_masks[starts[:active] + step]
         v[:active] = ((v[:active] + u) | (v[:active] - u)) & full[:active]
-    lcs = np.empty(len(reference_rows), dtype=np.int64)
+    lcs = np.empty(len(reference_lengths), dtype=np.int64)
     lcs[longest_first] = hypothesis_lengths - np.bitwise_count(v)
     return lcs
 
@@ -662,7 +830,7 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
             df = np.zeros(candidate_table.size)
         idf = np.concatenate([weighted.idf, idf_of(df[len(weighted.idf):], log_n)])
         total += clipped_cosines(candidate_table, candidate_table.counts * idf[candidate_table.grams], candidate_rows,
-                                 weighted) * penalty
+                                 weighted, corpus.candidate_entries(k, len(weighted.idf), weighted.keys)) * penalty
     per_item = np.bincount(items, total, minlength=len(references)) / n / np.bincount(items, minlength=len(references)) * 10.0
     # Each term is a clipped cosine (at most 1), so CIDEr-D is at most 10; rounding could exceed it by an ulp.
     return np.minimum(10.0, per_item).tolist()
@@ -702,11 +870,13 @@ def weighted_references(table: NgramTable, reference_rows, items, idf) -> Weight
     return WeightedReferences(idf, items, norms, keys[starts], np.append(starts, len(keys)), pairs[order], weights[order])
 
 
-def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences):
+def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences,
+                    entries: CandidateEntries | None = None):
     """CIDEr-D's term of one order for each reference (of item ``items[r]``) and the candidate of its item
     (candidate ``i`` of item ``i``, row ``candidate_rows[i]`` of ``candidate_table``, which numbers grams as the
     references' table): the sum over the grams both hold of ``min(w_c, w_r) * w_r`` (``candidate_weights``: the
-    tf-idf of each entry of ``candidate_table``), over the two vectors' norms where neither is 0.
+    tf-idf of each entry of ``candidate_table``), over the two vectors' norms where neither is 0. ``entries``: the
+    candidates' :func:`candidate_entries` against the references' keys, computed here if not given.
 
     >>> table = NgramIndex(["a b", "a a c"], 1).orders[0]
     >>> idf = np.array([1.0, 2.0, 3.0])  # a, b, c: "a b" weighs a=1, b=2 and "a a c" a=2, c=3
@@ -714,19 +884,16 @@ def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_ro
     >>> clipped_cosines(table, table.counts * idf[table.grams], np.array([0, 1]), references).round(15).tolist()  # min(1, 2) * 2 / (√5 · √13)
     [0.248069469178417, 1.0]
     """
-    items, positions = candidate_table.entries(candidate_rows)
-    weights = candidate_weights[positions]
-    norms = np.sqrt(np.bincount(items, weights * weights, minlength=len(candidate_rows)))
-    grams = candidate_table.grams[positions]
-    known = grams < len(references.idf)  # a gram numbered after the references' is in none of them
-    keys = items[known] * len(references.idf) + grams[known]
+    if entries is None:
+        entries = candidate_entries(candidate_table, candidate_rows, len(references.idf), references.keys)
+    weights = candidate_weights[entries.positions]
+    norms = np.sqrt(np.bincount(entries.owner, weights * weights, minlength=len(candidate_rows)))
     # Each candidate entry meets the entries of the same (item, gram) in the item's references, one per reference.
-    found, at = matches(keys, references.keys)
-    first = references.starts[at]
-    met = references.starts[at + 1] - first
+    first = references.starts[entries.at]
+    met = references.starts[entries.at + 1] - first
     at = np.repeat(first - (np.cumsum(met) - met), met) + np.arange(int(met.sum()))
     shared = references.weights[at]
-    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[known][found], met), shared) * shared,
+    products = np.bincount(references.pairs[at], np.minimum(np.repeat(weights[entries.held], met), shared) * shared,
                            minlength=len(references.norms)).astype(float)  # int when nothing matches
     norm = norms[references.items] * references.norms
     return np.divide(products, norm, out=products, where=norm != 0)

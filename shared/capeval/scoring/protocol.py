@@ -61,7 +61,7 @@ class Scores(dict):
     def __init__(self, columns: Mapping[str, Sequence[float]], *, corpus: Mapping[str, float] | None = None,
                  details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None,
                  sufficient_statistics: Sequence[Sequence[float]] | None = None):
-        super().__init__({name: [float(v) for v in values] for name, values in columns.items()})
+        super().__init__({name: list(map(float, values)) for name, values in columns.items()})
         lengths = {len(values) for values in self.values()} | {len(values) for values in (details or {}).values()}
         if len(lengths) > 1:
             raise ValueError(f"score columns have different lengths {sorted(lengths)}")
@@ -72,7 +72,7 @@ class Scores(dict):
         self.details = {name: list(values) for name, values in (details or {}).items()}
         self.inputs = dict(inputs or {})
         self.sufficient_statistics = (None if sufficient_statistics is None
-                                      else [[float(v) for v in row] for row in sufficient_statistics])
+                                      else [list(map(float, row)) for row in sufficient_statistics])
 
 
 def library_versions() -> dict[str, str | None]:

@@ -484,10 +484,18 @@ def tokenize_corpus(predictions: list[str], references: list[list[str]], tokeniz
 
     >>> tokenize_corpus(["A dog."], [["The dog runs.", "A dog!"]])
     (['a dog'], [['the dog runs', 'a dog']])
+
+    Within :func:`~capeval.text.call_cache.shared_text_work` the same inputs give the same lists (the scorers of a
+    call share them and change none).
     """
     if check_tokenizer(tokenizer) == "none":
         return list(predictions), [list(refs) for refs in references]
     backend = "java" if tokenizer == "ptb-java" else "python"
-    tokenized_references = iter(ptb_tokenize(list(chain.from_iterable(references)), backend=backend))
-    return (ptb_tokenize(list(predictions), backend=backend),
-            [list(islice(tokenized_references, len(refs))) for refs in references])
+    flat = list(chain.from_iterable(references))
+    done = call_table(("ptb-corpus", backend))
+    key = (tuple(predictions), tuple(flat), tuple(map(len, references)))
+    if key not in done:
+        tokenized_references = iter(ptb_tokenize(flat, backend=backend))
+        done[key] = (ptb_tokenize(list(predictions), backend=backend),
+                     [list(islice(tokenized_references, len(refs))) for refs in references])
+    return done[key]
