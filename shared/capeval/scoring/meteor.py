@@ -545,21 +545,43 @@ def phrase_hashes(padded: np.ndarray, lengths: np.ndarray, multiplier: np.uint64
 
 class MeteorResources:
     """What the jar reads at start-up (function words, nonbreaking prefixes, synonyms, paraphrases), with what it
-    computes per word kept here once computed: hash code, stem, synsets, whether a function word."""
+    computes per word kept here once computed: hash code, stem, synsets, whether a function word, and the words
+    seen so far that are its synonyms."""
 
     def __init__(self, function_words: frozenset[str], prefixes: dict[str, int], synonyms: SynonymDictionary,
                  paraphrases: ParaphraseTable):
         self.function_words, self.prefixes, self.synonyms, self.paraphrases = function_words, prefixes, synonyms, paraphrases
         #: What :meth:`word` computed, by word.
-        self.words: dict[str, tuple[int, int, frozenset[int], bool]] = {}
+        self.words: dict[str, tuple[int, int, frozenset[int], bool, set[str]]] = {}
+        self._words_of_synset: dict[int, list[str]] = {}
+        self._adding = threading.Lock()
 
-    def word(self, word: str) -> tuple[int, int, frozenset[int], bool]:
-        """``word``'s hash code, its stem's hash code, its synsets and whether it is a function word."""
+    def word(self, word: str) -> tuple[int, int, frozenset[int], bool, set[str]]:
+        """``word``'s hash code, its stem's hash code, its synsets, whether it is a function word, and its synonym
+        partners: the words asked for so far (this one's set grows with later words) that share a synset with it
+        and differ from it by hash code, the jar's synonym matches.
+
+        >>> resources = MeteorResources(frozenset(), {}, SynonymDictionary("car\\n1\\nauto\\n1 2\\n", ""), None)
+        >>> car, auto = resources.word("car"), resources.word("auto")
+        >>> sorted(car[4]), sorted(auto[4]), sorted(resources.word("cars")[4]), sorted(car[4])
+        (['auto'], ['car'], ['auto', 'car'], ['auto', 'cars'])
+        """
         info = self.words.get(word)
         if info is None:
-            info = (java_hash(word), java_hash(english_stem(word)), self.synonyms.synsets(word),
-                    word.lower() in self.function_words)
-            self.words[word] = info
+            with self._adding:  # two new words added at once could miss each other
+                if word in self.words:
+                    return self.words[word]
+                key, synsets, partners = java_hash(word), self.synonyms.synsets(word), set()
+                for synset in synsets:
+                    sharing = self._words_of_synset.setdefault(synset, [])
+                    for other in sharing:
+                        other_key, _, _, _, other_partners = self.words[other]
+                        if other_key != key:
+                            partners.add(other)
+                            other_partners.add(word)
+                    sharing.append(word)
+                info = (key, java_hash(english_stem(word)), synsets, word.lower() in self.function_words, partners)
+                self.words[word] = info
         return info
 
 
@@ -624,28 +646,29 @@ class Sentence:
     """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare; as the
     candidate of a pair, also where each word and stem is (:meth:`candidate_index`, made on first use)."""
 
-    __slots__ = ("words", "keys", "stems", "synsets", "function", "_candidate_index")
+    __slots__ = ("words", "keys", "stems", "function", "partners", "_candidate_index")
 
     def __init__(self, text: str, resources: MeteorResources):
         self.words = java_tokens(text)
         known, word = resources.words.get, resources.word
         infos = [known(w) or word(w) for w in self.words]
-        columns = tuple(zip(*infos)) if infos else ((),) * 4
+        columns = tuple(zip(*infos)) if infos else ((),) * 5
         self.keys: tuple[int, ...] = columns[0]
         self.stems: tuple[int, ...] = columns[1]
-        self.synsets: tuple[frozenset[int], ...] = columns[2]
         self.function: tuple[bool, ...] = columns[3]
-        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]] | None = None
+        #: Per word, its synonyms among the words seen (:meth:`MeteorResources.word`).
+        self.partners: tuple[set[str], ...] = columns[4]
+        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[str]] | None = None
 
-    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]]:
-        """The positions of each word (by hash code) and of each stem, and every synset of the sentence's words."""
+    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[str]]:
+        """The positions of each word (by hash code) and of each stem, and the sentence's words."""
         if self._candidate_index is None:
             positions: dict[int, list[int]] = {}
             stem_positions: dict[int, list[int]] = {}
             for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
                 positions.setdefault(key, []).append(i)
                 stem_positions.setdefault(stem, []).append(i)
-            self._candidate_index = positions, stem_positions, frozenset().union(*self.synsets)
+            self._candidate_index = positions, stem_positions, frozenset(self.words)
         return self._candidate_index
 
 
@@ -658,30 +681,25 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
     """Every match the four stages find, listed at the reference word each starts at, in the jar's order; and how
     many matches cover each candidate and each reference word. Identical sentences get exact matches only.
     ``paraphrases``: the paraphrase matches of the pair (:func:`paraphrase_matches`)."""
-    keys1, keys2 = candidate.keys, reference.keys
-    matches: list[list[Match]] = [[] for _ in keys2]
-    cover1, cover2 = [0] * len(keys1), [0] * len(keys2)
-    positions, stem_positions, everywhere = candidate.candidate_index()
-    for j, key in enumerate(keys2):
-        for i in positions.get(key, ()):
-            matches[j].append((j, 1, i, 1, EXACT))
-            cover1[i] += 1
-            cover2[j] += 1
-    if keys1 == keys2:
+    keys1, words1 = candidate.keys, candidate.words
+    positions, stem_positions, vocabulary = candidate.candidate_index()
+    identical = keys1 == reference.keys
+    matches: list[list[Match]] = []
+    cover1, cover2 = [0] * len(keys1), []
+    # The stages run one after the other over the whole reference, but each lists its matches at their reference
+    # word, so taking the reference's words one by one, stage after stage, lists them in the same order.
+    for j, (key, stem, partners) in enumerate(zip(reference.keys, reference.stems, reference.partners)):
+        found = [(j, 1, i, 1, EXACT) for i in positions.get(key, ())]
+        if not identical:
+            found += [(j, 1, i, 1, STEM) for i in stem_positions.get(stem, ()) if keys1[i] != key]
+            if partners and not partners.isdisjoint(vocabulary):
+                found += [(j, 1, i, 1, SYNONYM) for i, word in enumerate(words1) if word in partners]
+        for match in found:
+            cover1[match[2]] += 1
+        matches.append(found)
+        cover2.append(len(found))
+    if identical:
         return matches, cover1, cover2
-    for j, stem in enumerate(reference.stems):
-        for i in stem_positions.get(stem, ()):
-            if keys1[i] != keys2[j]:
-                matches[j].append((j, 1, i, 1, STEM))
-                cover1[i] += 1
-                cover2[j] += 1
-    for j, synsets in enumerate(reference.synsets):
-        if not synsets.isdisjoint(everywhere):
-            for i, others in enumerate(candidate.synsets):
-                if keys1[i] != keys2[j] and not synsets.isdisjoint(others):
-                    matches[j].append((j, 1, i, 1, SYNONYM))
-                    cover1[i] += 1
-                    cover2[j] += 1
     for match in paraphrases:
         start, length, match_start, match_length, _ = match
         matches[start].append(match)
@@ -714,114 +732,154 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     covers, then the beam search over the rest, left to right along the reference."""
     fixed: dict[int, Match] = {}
     used1 = used2 = 0
-    searched = 0
-    for options in matches:
+    searched = []
+    for start, options in enumerate(matches):
         if len(options) == 1:
             match = options[0]
-            start, length, match_start, match_length, _ = match
-            if all(cover2[j] == 1 for j in range(start, start + length)) and \
-                    all(cover1[i] == 1 for i in range(match_start, match_start + match_length)):
+            _, length, match_start, match_length, _ = match
+            if cover2[start] == 1 and cover1[match_start] == 1 and (length == match_length == 1 or (
+                    all(cover2[j] == 1 for j in range(start, start + length))
+                    and all(cover1[i] == 1 for i in range(match_start, match_start + match_length)))):
                 fixed[start] = match
                 used1 |= _span(match_start, match_length)
                 used2 |= _span(start, length)
                 continue
-        searched += len(options)
+        if options:
+            searched.append(start)
     if not searched:
         return list(fixed.values())
-    # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
-    # candidate words used, reference words used, matches chosen (linked)].
-    paths: list[list] = [[0, 0, -1, used1, used2, None]]
-    # Per reference word, what choosing each match there does to a path.
-    choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
-                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3], match[2])
-                                          for match in options] for start, options in enumerate(matches)]
-    unsorted = False
-    for current, options in enumerate(choices):
-        if unsorted:
-            paths.sort(key=_RANK)
-            del paths[BEAM_SIZE:]
-        if not options:
-            # Nothing to choose here (a fixed match starts, or none): every path keeps its place in the list, so it
-            # is updated where it is, and the list needs sorting again only if a rank changed. A path still inside a
-            # match is the only one whose next word lies ahead.
-            unsorted = False
-            starting = fixed.get(current)
-            for path in paths:
-                if path[1] > current:
-                    continue
-                if starting is not None:
-                    start, length, match_start, match_length, _ = starting
-                    path[0] += _rank_weight(starting) + abs(start - match_start)
-                    if path[2] != -1 and match_start != path[2]:
-                        path[0] += _CHUNK
-                    path[1], path[2] = start + length, match_start + match_length
-                    unsorted = True
-                elif path[2] != -1:  # skip the word: an open chunk ends
-                    path[0] += _CHUNK
-                    path[1], path[2] = current + 1, -1
-                    unsorted = True
-                else:
-                    path[1] = current + 1
-            continue
-        following = []
-        bit = 1 << current
-        for path in paths:
-            rank, _, last, used1, used2, chosen = path
-            if used2 & bit:  # inside a match
-                following.append(path)
-                continue
-            for match, span1, span2, weight, distance, end2, end1, match_start in options:
-                if used1 & span1 or used2 & span2:
-                    continue
-                following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end2,
-                                  end1, used1 | span1, used2 | span2, (match, chosen)])
-                # The jar adds the distance to the path the choice was made from, not to the choice.
-                rank += distance
-            # skip the word: an open chunk ends
-            path[0], path[1], path[2] = rank + _CHUNK if last != -1 else rank, current + 1, -1
-            following.append(path)
-        paths, unsorted = following, True
-    paths.sort(key=_RANK)
-    del paths[BEAM_SIZE:]
-    for path in paths:  # the end of the reference closes the open chunk
-        if path[2] != -1:
-            path[0] += _CHUNK
+    # A path: [rank, end in the candidate of the open chunk's last match (-1: no open chunk), candidate words used,
+    # reference words used, matches chosen (linked)]. The search keeps them ranked, best first.
+    paths: list[list] = [[0, -1, used1, used2, None]]
+    # A reference word the search does not choose at is a step every path takes alike, unless inside a match: a
+    # fixed match starts there (no path is inside one there) or the word is left unmatched; a word inside a fixed
+    # match changes nothing. The end of the reference closes the open chunk, as an unmatched word does.
+    steps: list[tuple[int, tuple[int, int, int] | None]] = []
+    for start in range(len(matches)):
+        match = fixed.get(start)
+        if match is not None:
+            _, length, match_start, match_length, _ = match
+            steps.append((start, (_rank_weight(match) + abs(start - match_start), match_start, match_start + match_length)))
+        elif not matches[start] and not used2 >> start & 1:
+            steps.append((start, None))
+    steps.append((len(matches), None))
+    # Only a match over several reference words can leave a path inside it at a word it does not choose at.
+    spanning = any(match[1] > 1 for start in searched for match in matches[start])
+    step = 0
+    for current in searched:
+        following = step
+        while steps[following][0] < current:
+            following += 1
+        _take_steps(paths, steps[step:following], spanning)
+        step = following
+        paths = _choose(paths, current, matches[current])
+        paths.sort(key=_RANK)
+        del paths[BEAM_SIZE:]
+    _take_steps(paths, steps[step:], spanning)
     best = min(paths, key=_RANK)
-    alignment, link = list(fixed.values()), best[5]
+    alignment, link = list(fixed.values()), best[4]
     while link is not None:
         alignment.append(link[0])
         link = link[1]
     return alignment
 
 
+def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int, int] | None]], spanning: bool) -> None:
+    """Move ranked paths over reference words with nothing to choose (``steps``: each word and the fixed match that
+    starts there, if any), keeping them ranked as the jar's search does: it sorts its paths again after each word.
+
+    After the first such word every path has the same open chunk (none, or the fixed match's), so the words after it
+    change every rank alike and the order with them: they are added up once. That holds unless a path can be
+    inside a match it chose (``spanning``), which it skips words of; then each word is a step of its own."""
+    if not steps:
+        return
+    if spanning:
+        for start, fixed in steps:
+            _take_step(paths, 1 << start, fixed)
+        return
+    _take_step(paths, 0, steps[0][1])
+    shift, last = 0, paths[0][1]
+    for _, fixed in steps[1:]:
+        if fixed is not None:
+            weight, match_start, end = fixed
+            shift += weight + _CHUNK if last != -1 and last != match_start else weight
+            last = end
+        elif last != -1:
+            shift += _CHUNK
+            last = -1
+    if shift or last != paths[0][1]:
+        for path in paths:
+            path[0] += shift
+            path[1] = last
+
+
+def _take_step(paths: list[list], bit: int, fixed: tuple[int, int, int] | None) -> None:
+    """Move ranked paths over one reference word with nothing to choose (``bit``: the word's bit), ranked after it.
+    ``fixed``: what the fixed match starting there does (rank, its candidate start and end), or None: the word is
+    left unmatched, which ends an open chunk (paths inside a match they chose skip it)."""
+    changed = False
+    if fixed is not None:
+        weight, match_start, end = fixed
+        for path in paths:
+            path[0] += weight + _CHUNK if path[1] != -1 and path[1] != match_start else weight
+            path[1] = end
+        changed = True
+    else:
+        for path in paths:
+            if path[1] != -1 and not path[3] & bit:
+                path[0] += _CHUNK
+                path[1] = -1
+                changed = True
+    if changed:
+        paths.sort(key=_RANK)
+
+
+def _choose(paths: list[list], current: int, options: Sequence[Match]) -> list[list]:
+    """Every path extended by each match at reference word ``current`` it has room for (in the order of the matches),
+    then itself leaving the word unmatched; paths inside a match they chose go on as they are."""
+    choices = [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match), abs(match[0] - match[2]),
+                match[2] + match[3], match[2]) for match in options]
+    following = []
+    bit = 1 << current
+    for path in paths:
+        rank, last, used1, used2, chosen = path
+        if used2 & bit:  # inside a match
+            following.append(path)
+            continue
+        for match, span1, span2, weight, distance, end, match_start in choices:
+            if used1 & span1 or used2 & span2:
+                continue
+            following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end,
+                              used1 | span1, used2 | span2, (match, chosen)])
+            # The jar adds the distance to the path the choice was made from, not to the choice.
+            rank += distance
+        # skip the word: an open chunk ends
+        path[0], path[1] = rank + _CHUNK if last != -1 else rank, -1
+        following.append(path)
+    return following
+
+
 def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Sequence[Match]) -> tuple[float, ...]:
     """The jar's statistics of an alignment (see :data:`STATISTICS`)."""
     stages = [0] * 16  # per stage: candidate content, reference content, candidate function, reference function
-    by_start = {}
-    for match in alignment:
-        start, length, match_start, match_length, stage = match
-        by_start[start] = match
+    function1, function2 = candidate.function, reference.function
+    for start, length, match_start, match_length, stage in alignment:
+        stage *= 4
+        if length == match_length == 1:
+            stages[stage + 2 if function1[match_start] else stage] += 1
+            stages[stage + 3 if function2[start] else stage + 1] += 1
+            continue
         for i in range(match_start, match_start + match_length):
-            stages[4 * stage + (2 if candidate.function[i] else 0)] += 1
+            stages[stage + 2 if function1[i] else stage] += 1
         for j in range(start, start + length):
-            stages[4 * stage + (3 if reference.function[j] else 1)] += 1
-    chunks, j, last = 0, 0, -1
-    while j < len(reference.words):
-        at = by_start.get(j)
-        if at is None:
-            if last != -1:
-                chunks += 1
-                last = -1
-            j += 1
-        else:
-            if last != -1 and at[2] != last:
-                chunks += 1
-            j, last = at[0] + at[1], at[2] + at[3]
-    if last != -1:
-        chunks += 1
-    matched1 = sum(stages[4 * stage] + stages[4 * stage + 2] for stage in range(4))
-    matched2 = sum(stages[4 * stage + 1] + stages[4 * stage + 3] for stage in range(4))
-    return tuple(map(float, (len(candidate.words), len(reference.words), sum(candidate.function), sum(reference.function),
+            stages[stage + 3 if function2[j] else stage + 1] += 1
+    # A match continues the chunk of the match before it (along the reference) where it follows it on both sides.
+    ordered = sorted(alignment)
+    chunks = len(ordered) - sum(1 for before, after in zip(ordered, ordered[1:])
+                                if after[0] == before[0] + before[1] and after[2] == before[2] + before[3])
+    matched1 = sum(stages[0::4]) + sum(stages[2::4])
+    matched2 = sum(stages[1::4]) + sum(stages[3::4])
+    return tuple(map(float, (len(candidate.words), len(reference.words), sum(function1), sum(function2),
                              *stages, chunks, matched1, matched2)))
 
 
