@@ -44,7 +44,7 @@ import shutil
 import tempfile
 import threading
 import zipfile
-from itertools import islice
+from itertools import compress, islice
 from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -989,6 +989,23 @@ def score_from_statistics(statistics: Sequence[float]) -> float:
     return score if score > 0 else 0.0  # NaN and negative scores are 0
 
 
+def score_bound(candidate: Sentence, reference: Sentence, cover1: list[int], cover2: list[int]) -> float:
+    """An upper bound of the score of any alignment of a pair: its score if every word that a match covers
+    (``cover1``, ``cover2``: per word, how many matches cover it) were matched, exactly, in one chunk. An alignment
+    matches fewer words, each once, by matches that weigh at most 1, in at least one chunk: its precision, recall
+    and fragmentation penalty are no better, and the score's floating-point operations keep that order.
+
+    >>> resources = MeteorResources(frozenset({"a"}), {}, SynonymDictionary("", ""), None)
+    >>> score_bound(Sentence("a dog", resources), Sentence("a big dog", resources), [1, 1], [1, 0, 1])
+    0.29170666383042776
+    """
+    function1, function2 = candidate.function, reference.function
+    covered1, covered2 = len(cover1) - cover1.count(0), len(cover2) - cover2.count(0)
+    functions1, functions2 = sum(compress(function1, cover1)), sum(compress(function2, cover2))
+    return score_from_statistics((len(function1), len(function2), sum(function1), sum(function2), covered1 - functions1,
+                                  covered2 - functions2, functions1, functions2, *(0,) * 12, 1, covered1, covered2))
+
+
 def aggregate(statistics: Iterable[Sequence[float]]) -> float:
     """The corpus METEOR of candidates' statistics: their sum (a candidate that equals its reference adds no chunk)
     scored as one, as the jar's ``EVAL`` line computes it.
@@ -1041,18 +1058,33 @@ def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     same = [distinct.setdefault(text, len(distinct)) for text in texts]
     sentences = [Sentence(text, resources) for text in distinct]
     pairs = list(dict.fromkeys((same[c], same[r]) for c, refs in zip(candidate_rows, reference_rows) for r in refs))
-    paraphrases = paraphrase_matches(resources.paraphrases, sentences, pairs)
-    aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
+    found = dict(zip(pairs, paraphrase_matches(resources.paraphrases, sentences, pairs)))
+    aligned: dict[tuple[int, int], tuple[tuple[float, ...], float]] = {}  # statistics and score, by pair
     scores, statistics = [], []
     for c, refs in zip(candidate_rows, reference_rows):
-        # The first reference with the highest score.
-        best = aligned[same[c], same[refs[0]]]
-        best_score = score_from_statistics(best)
-        for r in refs[1:]:
-            candidate_statistics = aligned[same[c], same[r]]
-            candidate_score = score_from_statistics(candidate_statistics)
-            if candidate_score > best_score:
-                best, best_score = candidate_statistics, candidate_score
-        scores.append(best_score)
-        statistics.append(best)
+        keys = [(same[c], same[r]) for r in refs]
+        # A reference is aligned unless its score's upper bound is under the best score found (references taken in
+        # the order of their bounds), so that it cannot be the first best.
+        staged, bounds = {}, []
+        for key in keys:
+            if key in aligned:
+                bounds.append(aligned[key][1])
+            elif len(keys) == 1:
+                bounds.append(math.inf)
+            else:
+                staged[key] = stage_matches(sentences[key[0]], sentences[key[1]], found[key])
+                bounds.append(score_bound(sentences[key[0]], sentences[key[1]], *staged[key][1:]))
+        best = None
+        for k in sorted(range(len(keys)), key=bounds.__getitem__, reverse=True):
+            if best is not None and bounds[k] < best[1]:
+                break
+            key = keys[k]
+            if key not in aligned:
+                matches = staged.get(key) or stage_matches(sentences[key[0]], sentences[key[1]], found[key])
+                pair_statistics = alignment_statistics(sentences[key[0]], sentences[key[1]], best_alignment(*matches))
+                aligned[key] = pair_statistics, score_from_statistics(pair_statistics)
+            if best is None or aligned[key][1] > best[1] or aligned[key][1] == best[1] and k < best[2]:
+                best = (*aligned[key], k)
+        scores.append(best[1])
+        statistics.append(best[0])
     return aggregate(statistics), scores, statistics
