@@ -689,13 +689,25 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
     # The stages run one after the other over the whole reference, but each lists its matches at their reference
     # word, so taking the reference's words one by one, stage after stage, lists them in the same order.
     for j, (key, stem, partners) in enumerate(zip(reference.keys, reference.stems, reference.partners)):
-        found = [(j, 1, i, 1, EXACT) for i in positions.get(key, ())]
+        exact = positions.get(key)
+        if exact:
+            found = [(j, 1, i, 1, EXACT) for i in exact]
+            for i in exact:
+                cover1[i] += 1
+        else:
+            found = []
         if not identical:
-            found += [(j, 1, i, 1, STEM) for i in stem_positions.get(stem, ()) if keys1[i] != key]
+            stems = stem_positions.get(stem)
+            if stems and stems != exact:  # the same positions: the same words, no stem match
+                for i in stems:
+                    if keys1[i] != key:
+                        found.append((j, 1, i, 1, STEM))
+                        cover1[i] += 1
             if partners and not partners.isdisjoint(vocabulary):
-                found += [(j, 1, i, 1, SYNONYM) for i, word in enumerate(words1) if word in partners]
-        for match in found:
-            cover1[match[2]] += 1
+                for i, word in enumerate(words1):
+                    if word in partners:
+                        found.append((j, 1, i, 1, SYNONYM))
+                        cover1[i] += 1
         matches.append(found)
         cover2.append(len(found))
     if identical:
@@ -716,10 +728,9 @@ _CHUNK, _WEIGHT = 1 << 40, 1 << 80
 _RANK = itemgetter(0)
 
 
-def _rank_weight(match: Match) -> int:
+def _rank_weight(length: int, match_length: int, stage: int) -> int:
     """What choosing a match does to a path's rank: the words it covers on both sides count, halved and rounded
     down (per side) unless exact, since the jar adds weighted counts to integers."""
-    _, length, _, match_length, stage = match
     return -_WEIGHT * (length + match_length if stage == EXACT else length // 2 + match_length // 2)
 
 
@@ -730,131 +741,141 @@ def _span(start: int, length: int) -> int:
 def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[int]) -> list[Match]:
     """The matches of the jar's best alignment: those alone at their place and covering words no other match
     covers, then the beam search over the rest, left to right along the reference."""
-    fixed: dict[int, Match] = {}
-    used1 = used2 = 0
-    searched = []
+    fixed: list[Match] = []
+    # A path's words used: the candidate's words as bits 0, 1, ..., then the reference's from bit ``shift``.
+    shift = len(cover1)
+    used = 0
+    # The reference words the search chooses at, and those it does not: a step every path takes alike (unless
+    # inside a match), where a fixed match starts (with what it does to a rank, its candidate start and end) or
+    # where the word is left unmatched (None); a word inside a fixed match changes nothing. No path is inside a match
+    # where a fixed one starts: nothing else covers its words.
+    searched: list[int] = []
+    steps: list[tuple[int, tuple[int, int, int] | None]] = []
     for start, options in enumerate(matches):
+        if not options:
+            if not used >> (start + shift) & 1:
+                steps.append((start, None))
+            continue
         if len(options) == 1:
             match = options[0]
-            _, length, match_start, match_length, _ = match
+            _, length, match_start, match_length, stage = match
             if cover2[start] == 1 and cover1[match_start] == 1 and (length == match_length == 1 or (
                     all(cover2[j] == 1 for j in range(start, start + length))
                     and all(cover1[i] == 1 for i in range(match_start, match_start + match_length)))):
-                fixed[start] = match
-                used1 |= _span(match_start, match_length)
-                used2 |= _span(start, length)
+                fixed.append(match)
+                used |= _span(start + shift, length) | _span(match_start, match_length)
+                steps.append((start, (_rank_weight(length, match_length, stage) + abs(start - match_start), match_start,
+                                      match_start + match_length)))
                 continue
-        if options:
-            searched.append(start)
+        searched.append(start)
     if not searched:
-        return list(fixed.values())
-    # A path: [rank, end in the candidate of the open chunk's last match (-1: no open chunk), candidate words used,
-    # reference words used, matches chosen (linked)]. The search keeps them ranked, best first.
-    paths: list[list] = [[0, -1, used1, used2, None]]
-    # A reference word the search does not choose at is a step every path takes alike, unless inside a match: a
-    # fixed match starts there (no path is inside one there) or the word is left unmatched; a word inside a fixed
-    # match changes nothing. The end of the reference closes the open chunk, as an unmatched word does.
-    steps: list[tuple[int, tuple[int, int, int] | None]] = []
-    for start in range(len(matches)):
-        match = fixed.get(start)
-        if match is not None:
-            _, length, match_start, match_length, _ = match
-            steps.append((start, (_rank_weight(match) + abs(start - match_start), match_start, match_start + match_length)))
-        elif not matches[start] and not used2 >> start & 1:
-            steps.append((start, None))
+        return fixed
+    # The end of the reference closes the open chunk, as an unmatched word does.
     steps.append((len(matches), None))
-    # Only a match over several reference words can leave a path inside it at a word it does not choose at.
-    spanning = any(match[1] > 1 for start in searched for match in matches[start])
-    step = 0
+    # A path: [rank, end in the candidate of the open chunk's last match (-1: no open chunk), words used, matches
+    # chosen (linked)]. The search keeps them ranked, best first.
+    paths: list[list] = [[0, -1, used, None]]
+    step = reach = 0  # the next step; where the matches searched so far end in the reference, at most
     for current in searched:
         following = step
         while steps[following][0] < current:
             following += 1
-        _take_steps(paths, steps[step:following], spanning)
+        if following > step:
+            _take_steps(paths, steps, step, following, reach, shift)
         step = following
-        paths = _choose(paths, current, matches[current])
+        options = matches[current]
+        paths = _choose(paths, current, options, shift)
+        for match in options:
+            if match[0] + match[1] > reach:
+                reach = match[0] + match[1]
         paths.sort(key=_RANK)
         del paths[BEAM_SIZE:]
-    _take_steps(paths, steps[step:], spanning)
-    best = min(paths, key=_RANK)
-    alignment, link = list(fixed.values()), best[4]
+    _take_steps(paths, steps, step, len(steps), reach, shift)
+    link = min(paths, key=_RANK)[3]
     while link is not None:
-        alignment.append(link[0])
+        fixed.append(link[0])
         link = link[1]
-    return alignment
+    return fixed
 
 
-def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int, int] | None]], spanning: bool) -> None:
-    """Move ranked paths over reference words with nothing to choose (``steps``: each word and the fixed match that
-    starts there, if any), keeping them ranked as the jar's search does: it sorts its paths again after each word.
-
-    After the first such word every path has the same open chunk (none, or the fixed match's), so the words after it
-    change every rank alike and the order with them: they are added up once. That holds unless a path can be
-    inside a match it chose (``spanning``), which it skips words of; then each word is a step of its own."""
-    if not steps:
+def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int, int] | None]], first: int, stop: int,
+                reach: int, shift: int) -> None:
+    """Move ranked paths over the reference words of ``steps[first:stop]`` (see :func:`best_alignment`), keeping
+    them ranked as the jar's search does: it sorts its paths again after each word. A path may be inside a match it
+    chose before ``reach`` only, where each word is a step of its own. After the first word beyond, every path has
+    the same open chunk (none, or the fixed match's), so the words after it change every rank alike and the order
+    with them: they are added up and taken at once."""
+    k = first
+    while k < stop and steps[k][0] < reach:
+        _take_step(paths, 1 << (steps[k][0] + shift), steps[k][1])
+        k += 1
+    if k == stop:
         return
-    if spanning:
-        for start, fixed in steps:
-            _take_step(paths, 1 << start, fixed)
-        return
-    _take_step(paths, 0, steps[0][1])
-    shift, last = 0, paths[0][1]
-    for _, fixed in steps[1:]:
+    _take_step(paths, 0, steps[k][1])
+    offset, last = 0, paths[0][1]
+    for k in range(k + 1, stop):
+        fixed = steps[k][1]
         if fixed is not None:
             weight, match_start, end = fixed
-            shift += weight + _CHUNK if last != -1 and last != match_start else weight
+            offset += weight + _CHUNK if last != -1 and last != match_start else weight
             last = end
         elif last != -1:
-            shift += _CHUNK
+            offset += _CHUNK
             last = -1
-    if shift or last != paths[0][1]:
+    if offset or last != paths[0][1]:
         for path in paths:
-            path[0] += shift
+            path[0] += offset
             path[1] = last
 
 
 def _take_step(paths: list[list], bit: int, fixed: tuple[int, int, int] | None) -> None:
-    """Move ranked paths over one reference word with nothing to choose (``bit``: the word's bit), ranked after it.
-    ``fixed``: what the fixed match starting there does (rank, its candidate start and end), or None: the word is
-    left unmatched, which ends an open chunk (paths inside a match they chose skip it)."""
-    changed = False
+    """Move ranked paths over one reference word with nothing to choose (``bit``: the word's bit, 0 where no path
+    can be inside a match), ranked after it. ``fixed``: what the fixed match starting there does (rank, its
+    candidate start and end), or None: the word is left unmatched, which ends an open chunk (paths inside a match
+    they chose skip it)."""
     if fixed is not None:
         weight, match_start, end = fixed
         for path in paths:
             path[0] += weight + _CHUNK if path[1] != -1 and path[1] != match_start else weight
             path[1] = end
-        changed = True
-    else:
-        for path in paths:
-            if path[1] != -1 and not path[3] & bit:
-                path[0] += _CHUNK
-                path[1] = -1
-                changed = True
+        paths.sort(key=_RANK)
+        return
+    changed = False
+    for path in paths:
+        if path[1] != -1 and not path[2] & bit:
+            path[0] += _CHUNK
+            path[1] = -1
+            changed = True
     if changed:
         paths.sort(key=_RANK)
 
 
-def _choose(paths: list[list], current: int, options: Sequence[Match]) -> list[list]:
+def _choose(paths: list[list], current: int, options: Sequence[Match], shift: int) -> list[list]:
     """Every path extended by each match at reference word ``current`` it has room for (in the order of the matches),
     then itself leaving the word unmatched; paths inside a match they chose go on as they are."""
-    choices = [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match), abs(match[0] - match[2]),
-                match[2] + match[3], match[2]) for match in options]
+    choices = []
+    for match in options:
+        start, length, match_start, match_length, stage = match
+        choices.append((match, _span(start + shift, length) | _span(match_start, match_length),
+                        _rank_weight(length, match_length, stage), abs(start - match_start), match_start + match_length,
+                        match_start))
     following = []
-    bit = 1 << current
+    bit = 1 << (current + shift)
     for path in paths:
-        rank, last, used1, used2, chosen = path
-        if used2 & bit:  # inside a match
+        rank, last, used, chosen = path
+        if used & bit:  # inside a match
             following.append(path)
             continue
-        for match, span1, span2, weight, distance, end, match_start in choices:
-            if used1 & span1 or used2 & span2:
+        for match, span, weight, distance, end, match_start in choices:
+            if used & span:
                 continue
             following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end,
-                              used1 | span1, used2 | span2, (match, chosen)])
+                              used | span, (match, chosen)])
             # The jar adds the distance to the path the choice was made from, not to the choice.
             rank += distance
         # skip the word: an open chunk ends
-        path[0], path[1] = rank + _CHUNK if last != -1 else rank, -1
+        path[0] = rank + _CHUNK if last != -1 else rank
+        path[1] = -1
         following.append(path)
     return following
 
