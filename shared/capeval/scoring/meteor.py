@@ -70,6 +70,8 @@ CHUNKS = 20
 # --- Java's string primitives --------------------------------------------------------------------------------
 
 _JAVA_WHITESPACE = re.compile("[ \t\n\r\f]+")
+# What Python's str.split splits at in ASCII text and Java's tokenizer does not.
+_PYTHON_ONLY_WHITESPACE = re.compile("[\x0b\x1c-\x1f]")
 _JAVA_TRIMMED = "".join(map(chr, range(33)))
 
 
@@ -79,6 +81,8 @@ def java_tokens(text: str) -> list[str]:
     >>> java_tokens(" a\\tdog\\u00a0runs ")
     ['a', 'dog\\xa0runs']
     """
+    if text.isascii() and not _PYTHON_ONLY_WHITESPACE.search(text):
+        return text.split()
     return [token for token in _JAVA_WHITESPACE.split(text) if token]
 
 
@@ -1093,7 +1097,8 @@ def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
             elif len(keys) == 1:
                 bounds.append(math.inf)
             else:
-                staged[key] = stage_matches(sentences[key[0]], sentences[key[1]], found[key])
+                if key not in staged:
+                    staged[key] = stage_matches(sentences[key[0]], sentences[key[1]], found[key])
                 bounds.append(score_bound(sentences[key[0]], sentences[key[1]], *staged[key][1:]))
         best = None
         for k in sorted(range(len(keys)), key=bounds.__getitem__, reverse=True):
