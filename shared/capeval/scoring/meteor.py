@@ -750,11 +750,11 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     shift = len(cover1)
     used = 0
     # The reference words the search chooses at, and those it does not: a step every path takes alike (unless
-    # inside a match), where a fixed match starts (with what it does to a rank, its candidate start and end) or
-    # where the word is left unmatched (None); a word inside a fixed match changes nothing. No path is inside a match
-    # where a fixed one starts: nothing else covers its words.
+    # inside a match), where a fixed match starts (its candidate start and end) or where the word is left unmatched
+    # (None); a word inside a fixed match changes nothing. No path is inside a match where a fixed one starts: nothing
+    # else covers its words.
     searched: list[int] = []
-    steps: list[tuple[int, tuple[int, int, int] | None]] = []
+    steps: list[tuple[int, tuple[int, int] | None]] = []
     for start, options in enumerate(matches):
         if not options:
             if not used >> (start + shift) & 1:
@@ -762,14 +762,13 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
             continue
         if len(options) == 1:
             match = options[0]
-            _, length, match_start, match_length, stage = match
+            _, length, match_start, match_length, _ = match
             if cover2[start] == 1 and cover1[match_start] == 1 and (length == match_length == 1 or (
                     all(cover2[j] == 1 for j in range(start, start + length))
                     and all(cover1[i] == 1 for i in range(match_start, match_start + match_length)))):
                 fixed.append(match)
                 used |= _span(start + shift, length) | _span(match_start, match_length)
-                steps.append((start, (_rank_weight(length, match_length, stage) + abs(start - match_start), match_start,
-                                      match_start + match_length)))
+                steps.append((start, (match_start, match_start + match_length)))
                 continue
         searched.append(start)
     if not searched:
@@ -802,13 +801,13 @@ def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[i
     return fixed
 
 
-def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int, int] | None]], first: int, stop: int,
+def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int] | None]], first: int, stop: int,
                 reach: int, shift: int) -> None:
     """Move ranked paths over the reference words of ``steps[first:stop]`` (see :func:`best_alignment`), keeping
     them ranked as the jar's search does: it sorts its paths again after each word. A path may be inside a match it
     chose before ``reach`` only, where each word is a step of its own. After the first word beyond, every path has
-    the same open chunk (none, or the fixed match's), so the words after it change every rank alike and the order
-    with them: they are added up and taken at once."""
+    the same open chunk (none, or the fixed match's), so the words after it change every rank alike, which changes
+    no order: all they leave is their last open chunk."""
     k = first
     while k < stop and steps[k][0] < reach:
         _take_step(paths, 1 << (steps[k][0] + shift), steps[k][1])
@@ -816,40 +815,34 @@ def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int, in
     if k == stop:
         return
     _take_step(paths, 0, steps[k][1])
-    offset, last = 0, paths[0][1]
-    for k in range(k + 1, stop):
-        fixed = steps[k][1]
-        if fixed is not None:
-            weight, match_start, end = fixed
-            offset += weight + _CHUNK if last != -1 and last != match_start else weight
-            last = end
-        elif last != -1:
-            offset += _CHUNK
-            last = -1
-    if offset or last != paths[0][1]:
-        for path in paths:
-            path[0] += offset
-            path[1] = last
+    if k + 1 < stop:
+        fixed = steps[stop - 1][1]
+        last = -1 if fixed is None else fixed[1]
+        if last != paths[0][1]:
+            for path in paths:
+                path[1] = last
 
 
-def _take_step(paths: list[list], bit: int, fixed: tuple[int, int, int] | None) -> None:
+def _take_step(paths: list[list], bit: int, fixed: tuple[int, int] | None) -> None:
     """Move ranked paths over one reference word with nothing to choose (``bit``: the word's bit, 0 where no path
-    can be inside a match), ranked after it. ``fixed``: what the fixed match starting there does (rank, its
-    candidate start and end), or None: the word is left unmatched, which ends an open chunk (paths inside a match
-    they chose skip it)."""
-    if fixed is not None:
-        weight, match_start, end = fixed
-        for path in paths:
-            path[0] += weight + _CHUNK if path[1] != -1 and path[1] != match_start else weight
-            path[1] = end
-        paths.sort(key=_RANK)
-        return
+    can be inside a match), ranked after it. ``fixed``: the candidate start and end of the fixed match starting
+    there, or None: the word is left unmatched, which ends an open chunk (paths inside a match they chose skip it).
+    Ranks only order the paths, so what a fixed match adds to every rank alike (its words, its distance) is left
+    out: only the chunk it may break differs from path to path."""
     changed = False
-    for path in paths:
-        if path[1] != -1 and not path[2] & bit:
-            path[0] += _CHUNK
-            path[1] = -1
-            changed = True
+    if fixed is not None:
+        match_start, end = fixed
+        for path in paths:
+            if path[1] != -1 and path[1] != match_start:
+                path[0] += _CHUNK
+                changed = True
+            path[1] = end
+    else:
+        for path in paths:
+            if path[1] != -1 and not path[2] & bit:
+                path[0] += _CHUNK
+                path[1] = -1
+                changed = True
     if changed:
         paths.sort(key=_RANK)
 
