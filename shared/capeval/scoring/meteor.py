@@ -12,13 +12,14 @@ pycocoevalcap scores METEOR with ``java -jar meteor-1.5.jar - - -stdio -l en -no
   morphology, :class:`SynonymDictionary`) and paraphrase (a phrase of one line has a phrase of the other among its
   paraphrases in the jar's table, both ways, :class:`ParaphraseTable`). Words are compared by their Java hash
   codes, as the jar compares them;
-- **alignment** (:func:`align`): a match that is the only one at its place is fixed; the rest is resolved by the
-  jar's beam search (40 partial alignments ranked by matched words, exact matches counting 1 and the others 1/2
-  rounded down per match, then fewer chunks, then a shorter distance), with its order of candidates, its
+- **alignment** (:func:`best_alignment`): a match that is the only one at its place is fixed; the rest is resolved
+  by the jar's beam search (40 partial alignments ranked by matched words, exact matches counting 1 and the others
+  1/2 rounded down per match, then fewer chunks, then a shorter distance), with its order of candidates, its
   tie-breaking and its quirks: a path's distance grows with each alternative tried from it;
 - **score** (:func:`score_from_statistics`): precision and recall with function words weighing 1 - δ and the
   others δ, matches weighing 1, 0.6, 0.8 and 0.6 by stage, their α-weighted harmonic mean, times 1 minus the
-  fragmentation penalty γ · (chunks / mean matched words)^β; a candidate takes its first best reference;
+  fragmentation penalty γ · (chunks / mean matched words)^β; a candidate takes its first best reference (a
+  reference whose score cannot reach the best one found, :func:`score_bound`, is not aligned);
 - **corpus score** (:func:`aggregate`): the same formula on the statistics summed over the candidates, where a
   candidate that equals its reference adds no chunk, as the jar's ``EVAL`` line computes it.
 
@@ -881,7 +882,12 @@ def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Se
     """The jar's statistics of an alignment (see :data:`STATISTICS`)."""
     stages = [0] * 16  # per stage: candidate content, reference content, candidate function, reference function
     function1, function2 = candidate.function, reference.function
+    # A match continues the chunk of the match before it (along the reference) where it follows it on both sides.
+    ends = {start + length: match_start + match_length for start, length, match_start, match_length, _ in alignment}
+    chunks = len(alignment)
     for start, length, match_start, match_length, stage in alignment:
+        if ends.get(start) == match_start:
+            chunks -= 1
         stage *= 4
         if length == match_length == 1:
             stages[stage + 2 if function1[match_start] else stage] += 1
@@ -891,20 +897,10 @@ def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Se
             stages[stage + 2 if function1[i] else stage] += 1
         for j in range(start, start + length):
             stages[stage + 3 if function2[j] else stage + 1] += 1
-    # A match continues the chunk of the match before it (along the reference) where it follows it on both sides.
-    ordered = sorted(alignment)
-    chunks = len(ordered) - sum(1 for before, after in zip(ordered, ordered[1:])
-                                if after[0] == before[0] + before[1] and after[2] == before[2] + before[3])
     matched1 = sum(stages[0::4]) + sum(stages[2::4])
     matched2 = sum(stages[1::4]) + sum(stages[3::4])
     return tuple(map(float, (len(candidate.words), len(reference.words), sum(function1), sum(function2),
                              *stages, chunks, matched1, matched2)))
-
-
-def align(candidate: Sentence, reference: Sentence, paraphrases: Sequence[Match] = ()) -> tuple[float, ...]:
-    """The jar's statistics for one candidate against one reference."""
-    matches, cover1, cover2 = stage_matches(candidate, reference, paraphrases)
-    return alignment_statistics(candidate, reference, best_alignment(matches, cover1, cover2))
 
 
 def paraphrase_matches(table: ParaphraseTable, sentences: Sequence[Sentence], pairs: Sequence[tuple[int, int]]) -> list[list[Match]]:
