@@ -816,12 +816,11 @@ def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int] | 
     if k == stop:
         return
     _take_step(paths, 0, steps[k][1])
-    if k + 1 < stop:
-        fixed = steps[stop - 1][1]
-        last = -1 if fixed is None else fixed[1]
-        if last != paths[0][1]:
-            for path in paths:
-                path[1] = last
+    fixed = steps[stop - 1][1]
+    last = -1 if fixed is None else fixed[1]
+    if last != paths[0][1]:
+        for path in paths:
+            path[1] = last
 
 
 def _take_step(paths: list[list], bit: int, fixed: tuple[int, int] | None) -> None:

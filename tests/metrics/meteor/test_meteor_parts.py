@@ -292,13 +292,14 @@ def word_by_word_search(matches, cover1, cover2):
     return list(fixed.values()) + list(best[5])
 
 
-def random_search_problem(rng, longest):
+def random_search_problem(rng, longest, paraphrases=0.3):
     """Random matches between a candidate and a reference of at most ``longest`` words: one-word matches of the first
-    three stages and paraphrases of up to three words a side, and how many cover each word."""
+    three stages and paraphrases of up to three words a side (this share of the matches), and how many cover each
+    word."""
     length1, length2 = rng.randint(1, longest), rng.randint(1, longest)
     matches = [[] for _ in range(length2)]
     for _ in range(rng.randint(0, 2 * longest)):
-        if rng.random() < 0.7:
+        if rng.random() >= paraphrases:
             length = match_length = 1
             stage = rng.choice((EXACT, STEM, SYNONYM))
         else:
@@ -335,8 +336,9 @@ def test_the_search_equals_the_jars_word_by_word(monkeypatch):
     monkeypatch.setattr(M, "_take_step", counting_step)
     monkeypatch.setattr(M, "_choose", counting_choose)
     rng = random.Random(0)
-    for trial in range(1500):
-        problem = random_search_problem(rng, 5 if trial < 1000 else 11)
+    for trial in range(4000):
+        # small problems, some past the beam, and many paraphrases over few words (paths inside them, ties)
+        problem = random_search_problem(rng, *((5,), (11,), (6, 0.6))[min(trial // 1000, 2)])
         choices = seen["choices"]
         alignment = M.best_alignment(*problem)
         seen["fixed only"] += bool(alignment) and seen["choices"] == choices
@@ -416,6 +418,8 @@ def test_the_first_best_reference_wins_a_tie_it_was_aligned_after(resources):
     corpus, scores, statistics = M.meteor(["runs running"], [["cat bird", "run"]], resources)
     assert scores == [0.0] and statistics == [(2, 2) + (0,) * 21] and corpus == 0.0
     assert M.meteor(["runs running"], [["run"]], resources)[2] == [(2, 1) + (0,) * 21]
+    # the other way round, the first reference is also the first aligned, and stays
+    assert M.meteor(["runs running"], [["run", "cat bird"]], resources)[2] == [(2, 1) + (0,) * 21]
 
 
 def test_meteor_reuses_equal_sentences_and_takes_the_first_best_reference(resources):
