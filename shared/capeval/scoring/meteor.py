@@ -12,13 +12,14 @@ pycocoevalcap scores METEOR with ``java -jar meteor-1.5.jar - - -stdio -l en -no
   morphology, :class:`SynonymDictionary`) and paraphrase (a phrase of one line has a phrase of the other among its
   paraphrases in the jar's table, both ways, :class:`ParaphraseTable`). Words are compared by their Java hash
   codes, as the jar compares them;
-- **alignment** (:func:`align`): a match that is the only one at its place is fixed; the rest is resolved by the
-  jar's beam search (40 partial alignments ranked by matched words, exact matches counting 1 and the others 1/2
-  rounded down per match, then fewer chunks, then a shorter distance), with its order of candidates, its
+- **alignment** (:func:`best_alignment`): a match that is the only one at its place is fixed; the rest is resolved
+  by the jar's beam search (40 partial alignments ranked by matched words, exact matches counting 1 and the others
+  1/2 rounded down per match, then fewer chunks, then a shorter distance), with its order of candidates, its
   tie-breaking and its quirks: a path's distance grows with each alternative tried from it;
 - **score** (:func:`score_from_statistics`): precision and recall with function words weighing 1 - δ and the
   others δ, matches weighing 1, 0.6, 0.8 and 0.6 by stage, their α-weighted harmonic mean, times 1 minus the
-  fragmentation penalty γ · (chunks / mean matched words)^β; a candidate takes its first best reference;
+  fragmentation penalty γ · (chunks / mean matched words)^β; a candidate takes its first best reference (a
+  reference whose score cannot reach the best one found, :func:`score_bound`, is not aligned);
 - **corpus score** (:func:`aggregate`): the same formula on the statistics summed over the candidates, where a
   candidate that equals its reference adds no chunk, as the jar's ``EVAL`` line computes it.
 
@@ -44,7 +45,7 @@ import shutil
 import tempfile
 import threading
 import zipfile
-from itertools import islice
+from itertools import compress, islice
 from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -70,6 +71,8 @@ CHUNKS = 20
 # --- Java's string primitives --------------------------------------------------------------------------------
 
 _JAVA_WHITESPACE = re.compile("[ \t\n\r\f]+")
+# What Python's str.split splits at in ASCII text and Java's tokenizer does not.
+_PYTHON_ONLY_WHITESPACE = re.compile("[\x0b\x1c-\x1f]")
 _JAVA_TRIMMED = "".join(map(chr, range(33)))
 
 
@@ -79,6 +82,8 @@ def java_tokens(text: str) -> list[str]:
     >>> java_tokens(" a\\tdog\\u00a0runs ")
     ['a', 'dog\\xa0runs']
     """
+    if text.isascii() and not _PYTHON_ONLY_WHITESPACE.search(text):
+        return text.split()
     return [token for token in _JAVA_WHITESPACE.split(text) if token]
 
 
@@ -545,21 +550,43 @@ def phrase_hashes(padded: np.ndarray, lengths: np.ndarray, multiplier: np.uint64
 
 class MeteorResources:
     """What the jar reads at start-up (function words, nonbreaking prefixes, synonyms, paraphrases), with what it
-    computes per word kept here once computed: hash code, stem, synsets, whether a function word."""
+    computes per word kept here once computed: hash code, stem, synsets, whether a function word, and the words
+    seen so far that are its synonyms."""
 
     def __init__(self, function_words: frozenset[str], prefixes: dict[str, int], synonyms: SynonymDictionary,
                  paraphrases: ParaphraseTable):
         self.function_words, self.prefixes, self.synonyms, self.paraphrases = function_words, prefixes, synonyms, paraphrases
         #: What :meth:`word` computed, by word.
-        self.words: dict[str, tuple[int, int, frozenset[int], bool]] = {}
+        self.words: dict[str, tuple[int, int, frozenset[int], bool, set[str]]] = {}
+        self._words_of_synset: dict[int, list[str]] = {}
+        self._adding = threading.Lock()
 
-    def word(self, word: str) -> tuple[int, int, frozenset[int], bool]:
-        """``word``'s hash code, its stem's hash code, its synsets and whether it is a function word."""
+    def word(self, word: str) -> tuple[int, int, frozenset[int], bool, set[str]]:
+        """``word``'s hash code, its stem's hash code, its synsets, whether it is a function word, and its synonym
+        partners: the words asked for so far (this one's set grows with later words) that share a synset with it
+        and differ from it by hash code, the jar's synonym matches.
+
+        >>> resources = MeteorResources(frozenset(), {}, SynonymDictionary("car\\n1\\nauto\\n1 2\\n", ""), None)
+        >>> car, auto = resources.word("car"), resources.word("auto")
+        >>> sorted(car[4]), sorted(auto[4]), sorted(resources.word("cars")[4]), sorted(car[4])
+        (['auto'], ['car'], ['auto', 'car'], ['auto', 'cars'])
+        """
         info = self.words.get(word)
         if info is None:
-            info = (java_hash(word), java_hash(english_stem(word)), self.synonyms.synsets(word),
-                    word.lower() in self.function_words)
-            self.words[word] = info
+            with self._adding:  # two new words added at once could miss each other
+                if word in self.words:
+                    return self.words[word]
+                key, synsets, partners = java_hash(word), self.synonyms.synsets(word), set()
+                for synset in synsets:
+                    sharing = self._words_of_synset.setdefault(synset, [])
+                    for other in sharing:
+                        other_key, _, _, _, other_partners = self.words[other]
+                        if other_key != key:
+                            partners.add(other)
+                            other_partners.add(word)
+                    sharing.append(word)
+                info = (key, java_hash(english_stem(word)), synsets, word.lower() in self.function_words, partners)
+                self.words[word] = info
         return info
 
 
@@ -624,28 +651,29 @@ class Sentence:
     """One normalized sentence as the aligner sees it: its words and, per word, what the stages compare; as the
     candidate of a pair, also where each word and stem is (:meth:`candidate_index`, made on first use)."""
 
-    __slots__ = ("words", "keys", "stems", "synsets", "function", "_candidate_index")
+    __slots__ = ("words", "keys", "stems", "function", "partners", "_candidate_index")
 
     def __init__(self, text: str, resources: MeteorResources):
         self.words = java_tokens(text)
         known, word = resources.words.get, resources.word
         infos = [known(w) or word(w) for w in self.words]
-        columns = tuple(zip(*infos)) if infos else ((),) * 4
+        columns = tuple(zip(*infos)) if infos else ((),) * 5
         self.keys: tuple[int, ...] = columns[0]
         self.stems: tuple[int, ...] = columns[1]
-        self.synsets: tuple[frozenset[int], ...] = columns[2]
         self.function: tuple[bool, ...] = columns[3]
-        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]] | None = None
+        #: Per word, its synonyms among the words seen (:meth:`MeteorResources.word`).
+        self.partners: tuple[set[str], ...] = columns[4]
+        self._candidate_index: tuple[dict[int, list[int]], dict[int, list[int]], frozenset[str]] | None = None
 
-    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[int]]:
-        """The positions of each word (by hash code) and of each stem, and every synset of the sentence's words."""
+    def candidate_index(self) -> tuple[dict[int, list[int]], dict[int, list[int]], frozenset[str]]:
+        """The positions of each word (by hash code) and of each stem, and the sentence's words."""
         if self._candidate_index is None:
             positions: dict[int, list[int]] = {}
             stem_positions: dict[int, list[int]] = {}
             for i, (key, stem) in enumerate(zip(self.keys, self.stems)):
                 positions.setdefault(key, []).append(i)
                 stem_positions.setdefault(stem, []).append(i)
-            self._candidate_index = positions, stem_positions, frozenset().union(*self.synsets)
+            self._candidate_index = positions, stem_positions, frozenset(self.words)
         return self._candidate_index
 
 
@@ -658,30 +686,37 @@ def stage_matches(candidate: Sentence, reference: Sentence, paraphrases: Sequenc
     """Every match the four stages find, listed at the reference word each starts at, in the jar's order; and how
     many matches cover each candidate and each reference word. Identical sentences get exact matches only.
     ``paraphrases``: the paraphrase matches of the pair (:func:`paraphrase_matches`)."""
-    keys1, keys2 = candidate.keys, reference.keys
-    matches: list[list[Match]] = [[] for _ in keys2]
-    cover1, cover2 = [0] * len(keys1), [0] * len(keys2)
-    positions, stem_positions, everywhere = candidate.candidate_index()
-    for j, key in enumerate(keys2):
-        for i in positions.get(key, ()):
-            matches[j].append((j, 1, i, 1, EXACT))
-            cover1[i] += 1
-            cover2[j] += 1
-    if keys1 == keys2:
-        return matches, cover1, cover2
-    for j, stem in enumerate(reference.stems):
-        for i in stem_positions.get(stem, ()):
-            if keys1[i] != keys2[j]:
-                matches[j].append((j, 1, i, 1, STEM))
+    keys1, words1 = candidate.keys, candidate.words
+    positions, stem_positions, vocabulary = candidate.candidate_index()
+    identical = keys1 == reference.keys
+    matches: list[list[Match]] = []
+    cover1, cover2 = [0] * len(keys1), []
+    # The stages run one after the other over the whole reference, but each lists its matches at their reference
+    # word, so taking the reference's words one by one, stage after stage, lists them in the same order.
+    for j, (key, stem, partners) in enumerate(zip(reference.keys, reference.stems, reference.partners)):
+        exact = positions.get(key)
+        if exact:
+            found = [(j, 1, i, 1, EXACT) for i in exact]
+            for i in exact:
                 cover1[i] += 1
-                cover2[j] += 1
-    for j, synsets in enumerate(reference.synsets):
-        if not synsets.isdisjoint(everywhere):
-            for i, others in enumerate(candidate.synsets):
-                if keys1[i] != keys2[j] and not synsets.isdisjoint(others):
-                    matches[j].append((j, 1, i, 1, SYNONYM))
-                    cover1[i] += 1
-                    cover2[j] += 1
+        else:
+            found = []
+        if not identical:
+            stems = stem_positions.get(stem)
+            if stems and stems != exact:  # the same positions: the same words, no stem match
+                for i in stems:
+                    if keys1[i] != key:
+                        found.append((j, 1, i, 1, STEM))
+                        cover1[i] += 1
+            if partners and not partners.isdisjoint(vocabulary):
+                for i, word in enumerate(words1):
+                    if word in partners:
+                        found.append((j, 1, i, 1, SYNONYM))
+                        cover1[i] += 1
+        matches.append(found)
+        cover2.append(len(found))
+    if identical:
+        return matches, cover1, cover2
     for match in paraphrases:
         start, length, match_start, match_length, _ = match
         matches[start].append(match)
@@ -698,10 +733,9 @@ _CHUNK, _WEIGHT = 1 << 40, 1 << 80
 _RANK = itemgetter(0)
 
 
-def _rank_weight(match: Match) -> int:
+def _rank_weight(length: int, match_length: int, stage: int) -> int:
     """What choosing a match does to a path's rank: the words it covers on both sides count, halved and rounded
     down (per side) unless exact, since the jar adds weighted counts to integers."""
-    _, length, _, match_length, stage = match
     return -_WEIGHT * (length + match_length if stage == EXACT else length // 2 + match_length // 2)
 
 
@@ -712,123 +746,160 @@ def _span(start: int, length: int) -> int:
 def best_alignment(matches: list[list[Match]], cover1: list[int], cover2: list[int]) -> list[Match]:
     """The matches of the jar's best alignment: those alone at their place and covering words no other match
     covers, then the beam search over the rest, left to right along the reference."""
-    fixed: dict[int, Match] = {}
-    used1 = used2 = 0
-    searched = 0
-    for options in matches:
+    fixed: list[Match] = []
+    # A path's words used: the candidate's words as bits 0, 1, ..., then the reference's from bit ``shift``.
+    shift = len(cover1)
+    used = 0
+    # The reference words the search chooses at, and those it does not: a step every path takes alike (unless
+    # inside a match), where a fixed match starts (its candidate start and end) or where the word is left unmatched
+    # (None); a word inside a fixed match changes nothing. No path is inside a match where a fixed one starts: nothing
+    # else covers its words.
+    searched: list[int] = []
+    steps: list[tuple[int, tuple[int, int] | None]] = []
+    for start, options in enumerate(matches):
+        if not options:
+            if not used >> (start + shift) & 1:
+                steps.append((start, None))
+            continue
         if len(options) == 1:
             match = options[0]
-            start, length, match_start, match_length, _ = match
-            if all(cover2[j] == 1 for j in range(start, start + length)) and \
-                    all(cover1[i] == 1 for i in range(match_start, match_start + match_length)):
-                fixed[start] = match
-                used1 |= _span(match_start, match_length)
-                used2 |= _span(start, length)
+            _, length, match_start, match_length, _ = match
+            if cover2[start] == 1 and cover1[match_start] == 1 and (length == match_length == 1 or (
+                    all(cover2[j] == 1 for j in range(start, start + length))
+                    and all(cover1[i] == 1 for i in range(match_start, match_start + match_length)))):
+                fixed.append(match)
+                used |= _span(start + shift, length) | _span(match_start, match_length)
+                steps.append((start, (match_start, match_start + match_length)))
                 continue
-        searched += len(options)
+        searched.append(start)
     if not searched:
-        return list(fixed.values())
-    # A path: [rank, next reference word, end in the candidate of the open chunk's last match (-1: no open chunk),
-    # candidate words used, reference words used, matches chosen (linked)].
-    paths: list[list] = [[0, 0, -1, used1, used2, None]]
-    # Per reference word, what choosing each match there does to a path.
-    choices = [[] if start in fixed else [(match, _span(match[2], match[3]), _span(match[0], match[1]), _rank_weight(match),
-                                           abs(match[0] - match[2]), match[0] + match[1], match[2] + match[3], match[2])
-                                          for match in options] for start, options in enumerate(matches)]
-    unsorted = False
-    for current, options in enumerate(choices):
-        if unsorted:
-            paths.sort(key=_RANK)
-            del paths[BEAM_SIZE:]
-        if not options:
-            # Nothing to choose here (a fixed match starts, or none): every path keeps its place in the list, so it
-            # is updated where it is, and the list needs sorting again only if a rank changed. A path still inside a
-            # match is the only one whose next word lies ahead.
-            unsorted = False
-            starting = fixed.get(current)
-            for path in paths:
-                if path[1] > current:
-                    continue
-                if starting is not None:
-                    start, length, match_start, match_length, _ = starting
-                    path[0] += _rank_weight(starting) + abs(start - match_start)
-                    if path[2] != -1 and match_start != path[2]:
-                        path[0] += _CHUNK
-                    path[1], path[2] = start + length, match_start + match_length
-                    unsorted = True
-                elif path[2] != -1:  # skip the word: an open chunk ends
-                    path[0] += _CHUNK
-                    path[1], path[2] = current + 1, -1
-                    unsorted = True
-                else:
-                    path[1] = current + 1
-            continue
-        following = []
-        bit = 1 << current
-        for path in paths:
-            rank, _, last, used1, used2, chosen = path
-            if used2 & bit:  # inside a match
-                following.append(path)
-                continue
-            for match, span1, span2, weight, distance, end2, end1, match_start in options:
-                if used1 & span1 or used2 & span2:
-                    continue
-                following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end2,
-                                  end1, used1 | span1, used2 | span2, (match, chosen)])
-                # The jar adds the distance to the path the choice was made from, not to the choice.
-                rank += distance
-            # skip the word: an open chunk ends
-            path[0], path[1], path[2] = rank + _CHUNK if last != -1 else rank, current + 1, -1
-            following.append(path)
-        paths, unsorted = following, True
-    paths.sort(key=_RANK)
-    del paths[BEAM_SIZE:]
-    for path in paths:  # the end of the reference closes the open chunk
-        if path[2] != -1:
-            path[0] += _CHUNK
-    best = min(paths, key=_RANK)
-    alignment, link = list(fixed.values()), best[5]
+        return fixed
+    # The end of the reference closes the open chunk, as an unmatched word does.
+    steps.append((len(matches), None))
+    # A path: [rank, end in the candidate of the open chunk's last match (-1: no open chunk), words used, matches
+    # chosen (linked)]. The search keeps them ranked, best first.
+    paths: list[list] = [[0, -1, used, None]]
+    step = reach = 0  # the next step; where the matches searched so far end in the reference, at most
+    for current in searched:
+        following = step
+        while steps[following][0] < current:
+            following += 1
+        if following > step:
+            _take_steps(paths, steps, step, following, reach, shift)
+        step = following
+        options = matches[current]
+        paths = _choose(paths, current, options, shift)
+        for match in options:
+            if match[0] + match[1] > reach:
+                reach = match[0] + match[1]
+        paths.sort(key=_RANK)
+        del paths[BEAM_SIZE:]
+    _take_steps(paths, steps, step, len(steps), reach, shift)
+    link = min(paths, key=_RANK)[3]
     while link is not None:
-        alignment.append(link[0])
+        fixed.append(link[0])
         link = link[1]
-    return alignment
+    return fixed
+
+
+def _take_steps(paths: list[list], steps: Sequence[tuple[int, tuple[int, int] | None]], first: int, stop: int,
+                reach: int, shift: int) -> None:
+    """Move ranked paths over the reference words of ``steps[first:stop]`` (see :func:`best_alignment`), keeping
+    them ranked as the jar's search does: it sorts its paths again after each word. A path may be inside a match it
+    chose before ``reach`` only, where each word is a step of its own. After the first word beyond, every path has
+    the same open chunk (none, or the fixed match's), so the words after it change every rank alike, which changes
+    no order: all they leave is their last open chunk."""
+    k = first
+    while k < stop and steps[k][0] < reach:
+        _take_step(paths, 1 << (steps[k][0] + shift), steps[k][1])
+        k += 1
+    if k == stop:
+        return
+    _take_step(paths, 0, steps[k][1])
+    fixed = steps[stop - 1][1]
+    last = -1 if fixed is None else fixed[1]
+    if last != paths[0][1]:
+        for path in paths:
+            path[1] = last
+
+
+def _take_step(paths: list[list], bit: int, fixed: tuple[int, int] | None) -> None:
+    """Move ranked paths over one reference word with nothing to choose (``bit``: the word's bit, 0 where no path
+    can be inside a match), ranked after it. ``fixed``: the candidate start and end of the fixed match starting
+    there, or None: the word is left unmatched, which ends an open chunk (paths inside a match they chose skip it).
+    Ranks only order the paths, so what a fixed match adds to every rank alike (its words, its distance) is left
+    out: only the chunk it may break differs from path to path."""
+    changed = False
+    if fixed is not None:
+        match_start, end = fixed
+        for path in paths:
+            if path[1] != -1 and path[1] != match_start:
+                path[0] += _CHUNK
+                changed = True
+            path[1] = end
+    else:
+        for path in paths:
+            if path[1] != -1 and not path[2] & bit:
+                path[0] += _CHUNK
+                path[1] = -1
+                changed = True
+    if changed:
+        paths.sort(key=_RANK)
+
+
+def _choose(paths: list[list], current: int, options: Sequence[Match], shift: int) -> list[list]:
+    """Every path extended by each match at reference word ``current`` it has room for (in the order of the matches),
+    then itself leaving the word unmatched; paths inside a match they chose go on as they are."""
+    choices = []
+    for match in options:
+        start, length, match_start, match_length, stage = match
+        choices.append((match, _span(start + shift, length) | _span(match_start, match_length),
+                        _rank_weight(length, match_length, stage), abs(start - match_start), match_start + match_length,
+                        match_start))
+    following = []
+    bit = 1 << (current + shift)
+    for path in paths:
+        rank, last, used, chosen = path
+        if used & bit:  # inside a match
+            following.append(path)
+            continue
+        for match, span, weight, distance, end, match_start in choices:
+            if used & span:
+                continue
+            following.append([rank + weight + _CHUNK if last != -1 and match_start != last else rank + weight, end,
+                              used | span, (match, chosen)])
+            # The jar adds the distance to the path the choice was made from, not to the choice.
+            rank += distance
+        # skip the word: an open chunk ends
+        path[0] = rank + _CHUNK if last != -1 else rank
+        path[1] = -1
+        following.append(path)
+    return following
 
 
 def alignment_statistics(candidate: Sentence, reference: Sentence, alignment: Sequence[Match]) -> tuple[float, ...]:
     """The jar's statistics of an alignment (see :data:`STATISTICS`)."""
     stages = [0] * 16  # per stage: candidate content, reference content, candidate function, reference function
-    by_start = {}
-    for match in alignment:
-        start, length, match_start, match_length, stage = match
-        by_start[start] = match
+    function1, function2 = candidate.function, reference.function
+    # A match continues the chunk of the match before it (along the reference) where it follows it on both sides.
+    ends = {start + length: match_start + match_length for start, length, match_start, match_length, _ in alignment}
+    chunks = len(alignment)
+    for start, length, match_start, match_length, stage in alignment:
+        if ends.get(start) == match_start:
+            chunks -= 1
+        stage *= 4
+        if length == match_length == 1:
+            stages[stage + 2 if function1[match_start] else stage] += 1
+            stages[stage + 3 if function2[start] else stage + 1] += 1
+            continue
         for i in range(match_start, match_start + match_length):
-            stages[4 * stage + (2 if candidate.function[i] else 0)] += 1
+            stages[stage + 2 if function1[i] else stage] += 1
         for j in range(start, start + length):
-            stages[4 * stage + (3 if reference.function[j] else 1)] += 1
-    chunks, j, last = 0, 0, -1
-    while j < len(reference.words):
-        at = by_start.get(j)
-        if at is None:
-            if last != -1:
-                chunks += 1
-                last = -1
-            j += 1
-        else:
-            if last != -1 and at[2] != last:
-                chunks += 1
-            j, last = at[0] + at[1], at[2] + at[3]
-    if last != -1:
-        chunks += 1
-    matched1 = sum(stages[4 * stage] + stages[4 * stage + 2] for stage in range(4))
-    matched2 = sum(stages[4 * stage + 1] + stages[4 * stage + 3] for stage in range(4))
-    return tuple(map(float, (len(candidate.words), len(reference.words), sum(candidate.function), sum(reference.function),
+            stages[stage + 3 if function2[j] else stage + 1] += 1
+    matched1 = sum(stages[0::4]) + sum(stages[2::4])
+    matched2 = sum(stages[1::4]) + sum(stages[3::4])
+    return tuple(map(float, (len(candidate.words), len(reference.words), sum(function1), sum(function2),
                              *stages, chunks, matched1, matched2)))
-
-
-def align(candidate: Sentence, reference: Sentence, paraphrases: Sequence[Match] = ()) -> tuple[float, ...]:
-    """The jar's statistics for one candidate against one reference."""
-    matches, cover1, cover2 = stage_matches(candidate, reference, paraphrases)
-    return alignment_statistics(candidate, reference, best_alignment(matches, cover1, cover2))
 
 
 def paraphrase_matches(table: ParaphraseTable, sentences: Sequence[Sentence], pairs: Sequence[tuple[int, int]]) -> list[list[Match]]:
@@ -931,6 +1002,23 @@ def score_from_statistics(statistics: Sequence[float]) -> float:
     return score if score > 0 else 0.0  # NaN and negative scores are 0
 
 
+def score_bound(candidate: Sentence, reference: Sentence, cover1: list[int], cover2: list[int]) -> float:
+    """An upper bound of the score of any alignment of a pair: its score if every word that a match covers
+    (``cover1``, ``cover2``: per word, how many matches cover it) were matched, exactly, in one chunk. An alignment
+    matches fewer words, each once, by matches that weigh at most 1, in at least one chunk: its precision, recall
+    and fragmentation penalty are no better, and the score's floating-point operations keep that order.
+
+    >>> resources = MeteorResources(frozenset({"a"}), {}, SynonymDictionary("", ""), None)
+    >>> score_bound(Sentence("a dog", resources), Sentence("a big dog", resources), [1, 1], [1, 0, 1])
+    0.29170666383042776
+    """
+    function1, function2 = candidate.function, reference.function
+    covered1, covered2 = len(cover1) - cover1.count(0), len(cover2) - cover2.count(0)
+    functions1, functions2 = sum(compress(function1, cover1)), sum(compress(function2, cover2))
+    return score_from_statistics((len(function1), len(function2), sum(function1), sum(function2), covered1 - functions1,
+                                  covered2 - functions2, functions1, functions2, *(0,) * 12, 1, covered1, covered2))
+
+
 def aggregate(statistics: Iterable[Sequence[float]]) -> float:
     """The corpus METEOR of candidates' statistics: their sum (a candidate that equals its reference adds no chunk)
     scored as one, as the jar's ``EVAL`` line computes it.
@@ -983,18 +1071,34 @@ def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
     same = [distinct.setdefault(text, len(distinct)) for text in texts]
     sentences = [Sentence(text, resources) for text in distinct]
     pairs = list(dict.fromkeys((same[c], same[r]) for c, refs in zip(candidate_rows, reference_rows) for r in refs))
-    paraphrases = paraphrase_matches(resources.paraphrases, sentences, pairs)
-    aligned = {pair: align(sentences[pair[0]], sentences[pair[1]], found) for pair, found in zip(pairs, paraphrases)}
+    found = dict(zip(pairs, paraphrase_matches(resources.paraphrases, sentences, pairs)))
+    aligned: dict[tuple[int, int], tuple[tuple[float, ...], float]] = {}  # statistics and score, by pair
     scores, statistics = [], []
     for c, refs in zip(candidate_rows, reference_rows):
-        # The first reference with the highest score.
-        best = aligned[same[c], same[refs[0]]]
-        best_score = score_from_statistics(best)
-        for r in refs[1:]:
-            candidate_statistics = aligned[same[c], same[r]]
-            candidate_score = score_from_statistics(candidate_statistics)
-            if candidate_score > best_score:
-                best, best_score = candidate_statistics, candidate_score
-        scores.append(best_score)
-        statistics.append(best)
+        keys = [(same[c], same[r]) for r in refs]
+        # A reference is aligned unless its score's upper bound is under the best score found (references taken in
+        # the order of their bounds), so that it cannot be the first best.
+        staged, bounds = {}, []
+        for key in keys:
+            if key in aligned:
+                bounds.append(aligned[key][1])
+            elif len(keys) == 1:
+                bounds.append(math.inf)
+            else:
+                if key not in staged:
+                    staged[key] = stage_matches(sentences[key[0]], sentences[key[1]], found[key])
+                bounds.append(score_bound(sentences[key[0]], sentences[key[1]], *staged[key][1:]))
+        best = None
+        for k in sorted(range(len(keys)), key=bounds.__getitem__, reverse=True):
+            if best is not None and bounds[k] < best[1]:
+                break
+            key = keys[k]
+            if key not in aligned:
+                matches = staged.get(key) or stage_matches(sentences[key[0]], sentences[key[1]], found[key])
+                pair_statistics = alignment_statistics(sentences[key[0]], sentences[key[1]], best_alignment(*matches))
+                aligned[key] = pair_statistics, score_from_statistics(pair_statistics)
+            if best is None or aligned[key][1] > best[1] or aligned[key][1] == best[1] and k < best[2]:
+                best = (*aligned[key], k)
+        scores.append(best[1])
+        statistics.append(best[0])
     return aggregate(statistics), scores, statistics

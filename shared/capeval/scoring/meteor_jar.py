@@ -64,11 +64,13 @@ def meteor_line(text: str) -> str:
 def check_lengths(candidates: Sequence[str], references: Sequence[Sequence[str]], max_words: int = MAX_WORDS) -> None:
     """``ValueError`` naming the first sentence longer than ``max_words`` words."""
     for i, (candidate, refs) in enumerate(zip(candidates, references)):
-        for name, sentence in ((f"predictions[{i}]", candidate), *((f"references[{i}][{j}]", r) for j, r in enumerate(refs))):
-            words = len(sentence.split())
-            if words > max_words:
-                raise ValueError(f"{name} has {words} words after tokenization; METEOR takes at most {max_words} per sentence "
-                                 f"(its aligner's work grows with length, and the jar's JVM heap is fixed at {HEAP}): shorten it")
+        for j, sentence in enumerate((candidate, *refs)):
+            # Fewer characters than the limit are fewer words: most sentences are not split.
+            if len(sentence) > max_words and len(sentence.split()) > max_words:
+                name = f"references[{i}][{j - 1}]" if j else f"predictions[{i}]"
+                raise ValueError(f"{name} has {len(sentence.split())} words after tokenization; METEOR takes at most "
+                                 f"{max_words} per sentence (its aligner's work grows with length, and the jar's JVM heap is "
+                                 f"fixed at {HEAP}): shorten it")
 
 
 def meteor_inputs(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:

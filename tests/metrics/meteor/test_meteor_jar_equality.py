@@ -3,6 +3,7 @@ candidates and the 5,822 of Flickr8k-Expert (tests/assets/meteor_jar_outputs.par
 scripts/build_meteor_jar_outputs.py), and on the live jar where Java is installed (whole sentences, and the jar's
 normalizer and stemmer on large inputs)."""
 
+import collections
 import json
 import random
 import re
@@ -11,6 +12,7 @@ import subprocess
 import pyarrow.parquet as pq
 import pytest
 
+from capeval.scoring import meteor as M
 from capeval.scoring.meteor import english_stem, meteor, normalize
 from capeval.scoring.meteor_jar import meteor_inputs, meteor_line
 from capeval.text.ptb import tokenize_corpus
@@ -69,6 +71,41 @@ def test_flickr8k_expert_equals_the_jar(resources):
     ours = meteor(candidates, references, resources)
     assert_equal(ours, statistics, scores)
     assert ours[0] == corpus
+
+
+def test_a_karpathy_sample_equals_the_jar_through_every_shortcut(resources, monkeypatch):
+    """500 candidates against the jar's stored answers, counting the shortcuts taken: pairs whose matches are all
+    fixed (no search), searched ones, and references never aligned because their score's bound is under the best
+    score found. Every reference's bound is at least its score."""
+    jar_statistics, jar_scores, _ = stored("karpathy")
+    candidates, references = (part[:500] for part in karpathy_systems()[0])
+    seen = collections.Counter()
+    best_alignment, choose = M.best_alignment, M._choose
+
+    def counting_alignment(matches, cover1, cover2):
+        choices = seen["choices"]
+        alignment = best_alignment(matches, cover1, cover2)
+        seen["searched" if seen["choices"] > choices else "fixed only"] += 1
+        return alignment
+
+    def counting_choose(*arguments):
+        seen["choices"] += 1
+        return choose(*arguments)
+
+    monkeypatch.setattr(M, "best_alignment", counting_alignment)
+    monkeypatch.setattr(M, "_choose", counting_choose)
+    assert_equal(meteor(candidates, references, resources), jar_statistics[:500], jar_scores[:500])
+    monkeypatch.undo()
+    sentences = [M.Sentence(M.normalize(text, resources.prefixes), resources) for text in candidates]
+    pairs = []
+    for c, refs in enumerate(references):
+        pairs += [(c, len(sentences) + r) for r in range(len(refs))]
+        sentences += [M.Sentence(M.normalize(text, resources.prefixes), resources) for text in refs]
+    for (c, r), paraphrases in zip(pairs, M.paraphrase_matches(resources.paraphrases, sentences, pairs)):
+        matches, cover1, cover2 = M.stage_matches(sentences[c], sentences[r], paraphrases)
+        statistics = M.alignment_statistics(sentences[c], sentences[r], M.best_alignment(matches, cover1, cover2))
+        assert M.score_bound(sentences[c], sentences[r], cover1, cover2) >= M.score_from_statistics(statistics)
+    assert seen["fixed only"] > 50 and seen["searched"] > 1000 and seen["fixed only"] + seen["searched"] < 0.7 * len(pairs)
 
 
 #: Pieces of text the normalizer and the matcher treat specially.

@@ -3,8 +3,10 @@ scripts/build_meteor_jar_outputs.py) and against hand-worked cases: Java's strin
 Snowball stemmer, synonyms, the paraphrase table, the matching stages, the beam search with its quirks, the score
 and the corpus aggregate."""
 
+import collections
 import gzip
 import math
+import random
 
 import pytest
 
@@ -29,6 +31,8 @@ def test_java_primitives():
     assert M.java_hash("\U0001F600") == (0xD83D * 31 + 0xDE00)
     # different words the jar takes for the same word
     assert M.java_hash("Aa") == M.java_hash("BB") and M.java_hash("w\u044f") == M.java_hash("x\u0430")
+    # Python's split on plain ASCII text; the unit separator (U+001F) and the like split nothing in Java
+    assert M.java_tokens("a dog  runs\n") == ["a", "dog", "runs"] and M.java_tokens("a\x1fb\x1c c") == ["a\x1fb\x1c", "c"]
 
 
 # --- normalization and stems ---------------------------------------------------------------------------------
@@ -76,6 +80,17 @@ def test_synonym_dictionary_rules():
     # no rules for two-letter words and words ending in "ss": "as" is not "a", "glass" not "glas"
     short = M.SynonymDictionary("a\n1\nas\n2\nglas\n3\nglass\n4\nbu\n5\n", "")
     assert short.synsets("as") == {2} and short.synsets("glass") == {4} and short.synsets("bus") == {5}
+
+
+def test_synonym_partners_are_the_words_seen_that_share_a_synset():
+    resources = M.MeteorResources(frozenset(), {}, M.SynonymDictionary("Aa\n1\nBB\n1 2\ncc\n2\ndd\n3\n", ""), None)
+    for word in ("Aa", "BB", "cc", "dd"):
+        resources.word(word)
+    # "Aa" and "BB" share synset 1 but are the same word to the jar (equal hash codes): exact matches, not synonyms
+    assert resources.word("Aa")[4] == set() and resources.word("BB")[4] == {"cc"} and resources.word("cc")[4] == {"BB"}
+    assert resources.word("dd")[4] == set() and resources.word("ee")[4] == set()
+    candidate, reference = M.Sentence("cc Aa dd", resources), M.Sentence("BB", resources)
+    assert M.stage_matches(candidate, reference)[0] == [[(0, 1, 1, 1, EXACT), (0, 1, 0, 1, SYNONYM)]]
 
 
 def test_synonyms_from_the_jar(resources):
@@ -169,6 +184,15 @@ def test_the_jars_paraphrase_table(resources):
 
 # --- matching and the search ---------------------------------------------------------------------------------
 
+def test_stem_matches_are_the_other_words_with_the_stem():
+    resources = M.MeteorResources(frozenset(), {}, M.SynonymDictionary("", ""), None)
+    matches = M.stage_matches(M.Sentence("dogs dog dog", resources), M.Sentence("dog cats", resources))
+    assert matches == ([[(0, 1, 1, 1, EXACT), (0, 1, 2, 1, EXACT), (0, 1, 0, 1, STEM)], []], [1, 1, 1], [3, 0])
+    # the stem's words are all this word: exact matches only
+    assert M.stage_matches(M.Sentence("dog a dog", resources), M.Sentence("dog", resources))[0] == \
+        [[(0, 1, 0, 1, EXACT), (0, 1, 2, 1, EXACT)]]
+
+
 def test_stage_matches_lists_every_stage_in_order(resources):
     candidate, reference = M.Sentence("a man sits on a couch", resources), M.Sentence("a person sitting on a sofa", resources)
     found = M.paraphrase_matches(resources.paraphrases, [candidate, reference], [(0, 1)])[0]
@@ -212,6 +236,115 @@ def test_stage_matches_lists_every_stage_in_order(resources):
 ])
 def test_the_searchs_quirks(matches, cover1, cover2, best):
     assert sorted(M.best_alignment(matches, cover1, cover2)) == best
+
+
+def word_by_word_search(matches, cover1, cover2):
+    """The jar's search as plainly as it runs, the oracle that :func:`best_alignment`'s shortcuts are checked against:
+    before every reference word the paths are sorted (stably) by rank and cut to the beam, and each path takes the
+    word; a rank is a tuple (weighted words, negated; chunks; distance)."""
+    fixed = {}
+    for options in matches:
+        if len(options) == 1:
+            start, length, match_start, match_length, _ = match = options[0]
+            if all(cover2[j] == 1 for j in range(start, start + length)) and \
+                    all(cover1[i] == 1 for i in range(match_start, match_start + match_length)):
+                fixed[start] = match
+
+    def words(match):  # both sides' words, halved and rounded down unless exact
+        _, length, _, match_length, stage = match
+        return length + match_length if stage == EXACT else length // 2 + match_length // 2
+
+    def covered(match):
+        start, length, match_start, match_length, _ = match
+        return set(range(match_start, match_start + match_length)), set(range(start, start + length))
+
+    used1 = frozenset().union(*(covered(match)[0] for match in fixed.values()))
+    used2 = frozenset().union(*(covered(match)[1] for match in fixed.values()))
+    # a path: rank, next reference word, end of the open chunk in the candidate (-1: none), words used, matches chosen
+    paths = [((0, 0, 0), 0, -1, used1, used2, ())]
+    for current, options in enumerate(matches):
+        paths = sorted(paths, key=lambda path: path[0])[:M.BEAM_SIZE]
+        following = []
+        for path in paths:
+            (weighted, chunks, distance), next_word, last, used1, used2, chosen = path
+            if next_word > current:  # inside a match
+                following.append(path)
+            elif current in fixed:
+                start, length, match_start, match_length, _ = match = fixed[current]
+                following.append(((weighted - words(match), chunks + (last not in (-1, match_start)),
+                                   distance + abs(start - match_start)), start + length, match_start + match_length, used1,
+                                  used2, chosen))
+            else:
+                for match in options:
+                    start, length, match_start, match_length, _ = match
+                    words1, words2 = covered(match)
+                    if words1 & used1 or words2 & used2:
+                        continue
+                    following.append(((weighted - words(match), chunks + (last not in (-1, match_start)), distance),
+                                      start + length, match_start + match_length, used1 | words1, used2 | words2,
+                                      chosen + (match,)))
+                    distance += abs(start - match_start)  # the path the choice was made from pays its distance
+                following.append(((weighted, chunks + (last != -1), distance), current + 1, -1, used1, used2, chosen))
+        paths = following
+    paths = sorted(paths, key=lambda path: path[0])[:M.BEAM_SIZE]
+    # the end of the reference closes the open chunk
+    best = min(paths, key=lambda path: (path[0][0], path[0][1] + (path[2] != -1), path[0][2]))
+    return list(fixed.values()) + list(best[5])
+
+
+def random_search_problem(rng, longest, paraphrases=0.3):
+    """Random matches between a candidate and a reference of at most ``longest`` words: one-word matches of the first
+    three stages and paraphrases of up to three words a side (this share of the matches), and how many cover each
+    word."""
+    length1, length2 = rng.randint(1, longest), rng.randint(1, longest)
+    matches = [[] for _ in range(length2)]
+    for _ in range(rng.randint(0, 2 * longest)):
+        if rng.random() >= paraphrases:
+            length = match_length = 1
+            stage = rng.choice((EXACT, STEM, SYNONYM))
+        else:
+            length, match_length, stage = rng.randint(1, min(3, length2)), rng.randint(1, min(3, length1)), PARAPHRASE
+        start = rng.randrange(length2 - length + 1)
+        matches[start].append((start, length, rng.randrange(length1 - match_length + 1), match_length, stage))
+    cover1, cover2 = [0] * length1, [0] * length2
+    for options in matches:
+        for start, length, match_start, match_length, _ in options:
+            for j in range(start, start + length):
+                cover2[j] += 1
+            for i in range(match_start, match_start + match_length):
+                cover1[i] += 1
+    return matches, cover1, cover2
+
+
+def test_the_search_equals_the_jars_word_by_word(monkeypatch):
+    """Random problems, small to past the beam: the same alignment as the word-by-word search, through every
+    shortcut (fixed matches only; words stepped one by one inside chosen paraphrases, or all at once after the first
+    step, which fixes a match or leaves a word unmatched)."""
+    seen = collections.Counter()
+    take_step, choose = M._take_step, M._choose
+
+    def counting_step(paths, bit, fixed):
+        seen["inside a chosen match" if bit else "fixed first" if fixed else "unmatched first"] += 1
+        take_step(paths, bit, fixed)
+
+    def counting_choose(paths, current, options, shift):
+        following = choose(paths, current, options, shift)
+        seen["choices"] += 1
+        seen["past the beam"] += len(following) > M.BEAM_SIZE
+        return following
+
+    monkeypatch.setattr(M, "_take_step", counting_step)
+    monkeypatch.setattr(M, "_choose", counting_choose)
+    rng = random.Random(0)
+    for trial in range(4000):
+        # small problems, some past the beam, and many paraphrases over few words (paths inside them, ties)
+        problem = random_search_problem(rng, *((5,), (11,), (6, 0.6))[min(trial // 1000, 2)])
+        choices = seen["choices"]
+        alignment = M.best_alignment(*problem)
+        seen["fixed only"] += bool(alignment) and seen["choices"] == choices
+        assert sorted(alignment) == sorted(word_by_word_search(*problem)), problem
+    branches = ("fixed only", "inside a chosen match", "fixed first", "unmatched first", "past the beam")
+    assert min(seen[branch] for branch in branches) >= 20, seen
 
 
 def test_chunks_and_function_words(resources):
@@ -276,6 +409,17 @@ def test_sentence_pairs_equal_the_jar(units, resources):
     assert [list(row) for row in statistics] == [p["statistics"] for p in pairs]
     assert scores == [p["score"] for p in pairs]
     assert corpus == units["pairs_corpus"]
+
+
+def test_the_first_best_reference_wins_a_tie_it_was_aligned_after(resources):
+    """"run" has stem and synonym matches with both candidate words, which weigh nothing in the search, so it is left
+    unmatched: a score of 0, as "cat bird" has, but a higher bound, so that it is aligned first; of equal scores the
+    jar keeps the first reference's statistics ("cat bird": two words), as the jar answers."""
+    corpus, scores, statistics = M.meteor(["runs running"], [["cat bird", "run"]], resources)
+    assert scores == [0.0] and statistics == [(2, 2) + (0,) * 21] and corpus == 0.0
+    assert M.meteor(["runs running"], [["run"]], resources)[2] == [(2, 1) + (0,) * 21]
+    # the other way round, the first reference is also the first aligned, and stays
+    assert M.meteor(["runs running"], [["run", "cat bird"]], resources)[2] == [(2, 1) + (0,) * 21]
 
 
 def test_meteor_reuses_equal_sentences_and_takes_the_first_best_reference(resources):
