@@ -1099,6 +1099,7 @@ def _meteor(candidates: Sequence[str], references: Sequence[Sequence[str]],
                 aligned[key] = pair_statistics, score_from_statistics(pair_statistics)
             if best is None or aligned[key][1] > best[1] or aligned[key][1] == best[1] and k < best[2]:
                 best = (*aligned[key], k)
+        assert best is not None  # every candidate has a reference (checked with the inputs)
         scores.append(best[1])
         statistics.append(best[0])
     return aggregate(statistics), scores, statistics
