@@ -56,6 +56,9 @@ def run_rank(rank, world_size, port, options, out_folder):
                     metric.update([PREDICTIONS[i] for i in batch], [REFERENCES[i] for i in batch])
             values[phase] = {key: {name: float(v) for name, v in metric.compute().items()} for key, metric in metrics.items()}
         (out_folder / f"rank{rank}.json").write_text(json.dumps(values))
+        # Both ranks are done with their collectives before either tears gloo down: a rank that closed its pairs while
+        # the other still used them made that process abort ("terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
