@@ -325,7 +325,7 @@ class VilbertScoreScorer(CaptionScorer):
             raise ValueError(f"config: {error}") from error
         blocks = architecture.num_coattention_blocks
         layer = blocks if layer is None else layer
-        if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= blocks:
+        if not 1 <= layer <= blocks:  # an int or None, as declared
             raise ValueError(f"layer must be a co-attention block in 1..{blocks} (this config has {blocks} blocks), got {layer!r}")
         self.checkpoint = checkpoint
         self.config = None if config is None else str(config)

@@ -21,7 +21,6 @@ import torch
 from ..backbones.common import length_batches
 from ..backbones.precision import autocast_forward, check_dtype
 from ..finite import require_finite
-from ..inputs import int_option
 from ..models import BoundedCache, cached, load_hf_model, load_hf_tokenizer, local_config, model_id, resolve_device
 from ..progress import progress
 from ..settings import encoding_cache_bytes
@@ -114,9 +113,8 @@ def local_layer_count(name_or_path: str) -> int | None:
 
 
 def layer_option(layer, name_or_path: str) -> int | None:
-    """The ``layer`` option: ``None`` or an int from 0 (the embeddings) to the model's layer count, checked
-    against a local checkpoint's config now (a hub model's when it loads)."""
-    layer = int_option("layer", layer, minimum=0, optional=True)
+    """The ``layer`` option (``None`` or an int >= 0, as its declaration checks) against a local checkpoint's layer
+    count now (a hub model's when it loads): 0 (the embeddings) to the count."""
     count = local_layer_count(name_or_path)
     if layer is not None and count is not None and layer > count:
         raise ValueError(f"layer={layer} is out of range for {name_or_path!r}, which has {count} layers (0 to {count})")
