@@ -39,13 +39,11 @@ class NgramTable:
     def __init__(self, starts, grams, counts, prefix, last):
         self.starts, self.grams, self.counts, self.prefix, self.last = starts, grams, counts, prefix, last
         self.size = len(last)
-        self._pair_keys = None
 
+    @cached_property
     def pair_keys(self):
-        """Each gram's (prefix, last word) packed in one int (:func:`pair_keys`), computed once."""
-        if self._pair_keys is None:
-            self._pair_keys = pair_keys(self.prefix, self.last)
-        return self._pair_keys
+        """Each gram's (prefix, last word) packed in one int (the module's :func:`pair_keys`), computed once."""
+        return pair_keys(self.prefix, self.last)
 
     def entries(self, rows):
         """For the sentences ``rows`` (an int array, repeats allowed), the entries of each in turn: which of
@@ -165,7 +163,7 @@ class NgramIndex:
                 candidates = np.flatnonzero(my_prefix < known_prefixes)
                 pairs = pair_keys(my_prefix[candidates], my_last[candidates])
                 ascending = np.argsort(pairs)
-                found_ascending, at = matches(pairs[ascending], theirs.pair_keys())
+                found_ascending, at = matches(pairs[ascending], theirs.pair_keys)
                 found = np.zeros(mine.size, dtype=bool)
                 found[candidates[ascending[found_ascending]]] = True
                 gram_map = np.empty(mine.size, dtype=np.int64)
