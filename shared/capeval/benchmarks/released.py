@@ -19,13 +19,16 @@ hf download yuwd/Polaris polaris_test.csv --repo-type dataset --local-dir /data/
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import functools
+import io
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
 from capeval.benchmarks.folders import hub_dir
@@ -144,7 +147,11 @@ def build(name: str, data_dir=None, config: str | None = None):
     spec = RELEASED[name]
     config = spec.config(config)
     folder = locate(name, data_dir, config)
-    return datasets.Dataset.from_list(spec.build(folder, config), features=card_features(name, config))
+    rows = spec.build(folder, config)
+    if not rows:
+        raise BenchmarkFileError(f"{spec.title}: the released files in {folder} hold no rows "
+                                 f"({', '.join(p for need in spec.needs[config] for p in need.patterns)})")
+    return datasets.Dataset.from_list(rows, features=card_features(name, config))
 
 
 # --------------------------------------------------------------------------- the card
@@ -189,35 +196,82 @@ def write_hub_folder(name: str, out_dir, data_dir=None) -> Path:
 
 
 def csv_records(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict]]:
-    """(where, record) of each data row of a released CSV, ``where`` naming the file, row and line."""
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
+    """(where, record) of each data row of a released CSV, ``where`` naming the file, row and line. Bytes that are
+    not UTF-8 are read as such (surrogate escapes) and refused with the row that holds them."""
+    text = read_text(path, errors="surrogateescape")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    where = f"{path} header"
+    try:
         found = reader.fieldnames or []
+        if not utf8(*found):
+            raise BenchmarkFileError(f"{where}: not UTF-8 text (the released CSVs are UTF-8)")
         absent = [c for c in columns if c not in found]
         if absent:
             raise BenchmarkFileError(f"{path}: no column {', '.join(absent)} (it has {', '.join(found) or 'none'}; "
                                      f"the released file has {', '.join(columns)})")
         for number, record in enumerate(reader, 1):
-            yield f"{path} row {number} (line {reader.line_num})", record
+            where = f"{path} row {number} (line {reader.line_num})"
+            if not utf8(*(v for v in record.values() if isinstance(v, str))):
+                raise BenchmarkFileError(f"{where}: not UTF-8 text (the released CSVs are UTF-8)")
+            yield where, record
+            where = f"{path} row {number + 1} (after line {reader.line_num})"
+    except csv.Error as error:  # a field over the csv module's limit, an unclosed quote
+        raise BenchmarkFileError(f"{where}: {error}") from None
 
 
-def parquet_records(files: list[Path], columns: tuple[str, ...]) -> Iterator[tuple[str, dict]]:
-    """(where, record) of each row of released Parquet shards (in file-name order), without their images."""
+def utf8(*texts: str) -> bool:
+    """Whether ``texts`` read with surrogate escapes were UTF-8 (no escaped byte)."""
+    return not any(ESCAPED.search(text) for text in texts)
+
+
+#: The code points ``errors="surrogateescape"`` gives the bytes that are not UTF-8.
+ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def read_text(path: Path, errors: str = "strict") -> str:
+    """A released text file's text; a file that cannot be read (a folder, no permission) is one error naming it."""
+    try:
+        return path.read_bytes().decode("utf-8", errors=errors)
+    except OSError as error:
+        what = "a folder, not a file" if path.is_dir() else f"unreadable ({error.strerror or error})"
+        raise BenchmarkFileError(f"{path} is {what}") from None
+
+
+def parquet_records(files: list[Path], columns: tuple[str, ...], batch_size: int = 65536) -> Iterator[tuple[str, dict]]:
+    """(where, record) of each row of released Parquet shards (in file-name order), only ``columns`` read, streamed
+    ``batch_size`` rows at a time."""
     import pyarrow.parquet as pq
 
     for path in sorted(files):
-        found = pq.read_schema(path).names
-        absent = [c for c in columns if c not in found]
-        if absent:
-            raise BenchmarkFileError(f"{path}: no column {', '.join(absent)} (it has {', '.join(found)}; "
-                                     f"the released file has {', '.join(columns)})")
-        for number, record in enumerate(pq.read_table(path, columns=list(columns)).to_pylist(), 1):
-            yield f"{path} row {number}", record
+        with parquet_errors(path):
+            shard = pq.ParquetFile(path)
+            found = shard.schema_arrow.names
+            absent = [c for c in columns if c not in found]
+            if absent:
+                raise BenchmarkFileError(f"{path}: no column {', '.join(absent)} (it has {', '.join(found)}; "
+                                         f"the released file has {', '.join(columns)})")
+            number = 0
+            for batch in shard.iter_batches(columns=list(columns), batch_size=batch_size):
+                for record in batch.to_pylist():
+                    number += 1
+                    yield f"{path} row {number}", record
+
+
+@contextlib.contextmanager
+def parquet_errors(path: Path):
+    """A Parquet file that is cut, damaged or not a file: one error naming it (pyarrow's own words after it)."""
+    import pyarrow
+
+    try:
+        yield
+    except (pyarrow.ArrowException, OSError) as error:
+        what = "a folder, not a Parquet file" if path.is_dir() else f"not a readable Parquet file ({error})"
+        raise BenchmarkFileError(f"{path} is {what}; download it again") from None
 
 
 def read_json(path: Path):
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except ValueError as error:
         raise BenchmarkFileError(f"{path} is not JSON ({error})") from None
 
@@ -253,13 +307,30 @@ def number(where: str, value, column: str) -> float:
 
 
 def image_file(where: str, name, folder: Path) -> str:
-    """A row's image file name; when ``folder/images`` exists the image must be in it."""
-    if not isinstance(name, str) or not name.strip():
-        raise BenchmarkFileError(f"{where}: the image file name is empty")
+    """A row's image file name (:func:`image_path`); when ``folder/images`` exists the image must be in it."""
     images = folder / "images"
-    if images.is_dir() and not (images / name).is_file():
+    path = image_path(where, name, images)
+    if images.is_dir() and not path.is_file():
         raise BenchmarkFileError(f"{where}: image {name} is not in {images}")
     return name
+
+
+def image_path(where: str, name, images: Path) -> Path:
+    """``images / name`` for an image file name read from a data file, refused unless it names a file inside
+    ``images`` (no ``..``, no absolute path).
+
+    >>> image_path("f.csv row 1", "sub/a.png", Path("images")).as_posix()
+    'images/sub/a.png'
+    >>> image_path("f.csv row 2", "../a.png", Path("images"))
+    Traceback (most recent call last):
+    capeval.benchmarks.released.BenchmarkFileError: f.csv row 2: image file name '../a.png' is not a file name inside images
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise BenchmarkFileError(f"{where}: the image file name is empty")
+    parts = PurePosixPath(name.replace("\\", "/")).parts  # a Windows separator counts as one
+    if parts[0] == "/" or ".." in parts or "\0" in name:
+        raise BenchmarkFileError(f"{where}: image file name {name!r} is not a file name inside {images}")
+    return images / name
 
 
 def judged_rows(records: Iterator[tuple[str, dict]], folder: Path, names: dict[str, str]) -> list[dict]:
@@ -336,13 +407,17 @@ def foil_rows(folder: Path, config: str) -> list[dict]:
         raise BenchmarkFileError(f"{coco_path} is not a COCO captions file (no 'annotations' list)")
     references: dict[int, list[str]] = {}
     for k, annotation in enumerate(coco["annotations"], 1):
+        where = f"{coco_path} annotation {k}"
         if not isinstance(annotation, dict) or "image_id" not in annotation or "caption" not in annotation:
-            raise BenchmarkFileError(f"{coco_path} annotation {k}: needs image_id and caption")
-        references.setdefault(annotation["image_id"], []).append(annotation["caption"])
+            raise BenchmarkFileError(f"{where}: needs image_id and caption")
+        if not isinstance(annotation["caption"], str):
+            raise BenchmarkFileError(f"{where}: caption must be text, got {annotation['caption']!r}")
+        references.setdefault(identifier(where, annotation["image_id"], "image_id"), []).append(annotation["caption"])
     foil = read_json(foil_path)
     if not isinstance(foil, dict) or not isinstance(foil.get("annotations"), list) or not isinstance(foil.get("images"), list):
         raise BenchmarkFileError(f"{foil_path} is not the FOIL test file (no 'images' and 'annotations' lists)")
-    files = {image.get("id"): image.get("file_name") for image in foil["images"] if isinstance(image, dict)}
+    files = {identifier(f"{foil_path} image {k}", image.get("id"), "id"): image.get("file_name")
+             for k, image in enumerate(foil["images"], 1) if isinstance(image, dict)}
     by_id: dict[int, dict[str, list[tuple[str, dict]]]] = {}
     for k, annotation in enumerate(foil["annotations"], 1):
         where = f"{foil_path} annotation {k}"
@@ -350,7 +425,8 @@ def foil_rows(folder: Path, config: str) -> list[dict]:
         if absent:
             raise BenchmarkFileError(f"{where}: no {', '.join(absent)} (a FOIL annotation has id, image_id, caption, foil)")
         kind = "foil" if annotation["foil"] else "orig"
-        by_id.setdefault(annotation["id"], {"orig": [], "foil": []})[kind].append((where, annotation))
+        identifier(where, annotation["image_id"], "image_id")
+        by_id.setdefault(identifier(where, annotation["id"], "id"), {"orig": [], "foil": []})[kind].append((where, annotation))
     rows: list[dict] = []
     for annotation_id, pair in by_id.items():
         where = pair["orig"][0][0] if pair["orig"] else pair["foil"][0][0]
@@ -375,6 +451,13 @@ def foil_rows(folder: Path, config: str) -> list[dict]:
                          "target_word": str(foiled.get("target_word", "")), "foil_word": str(foiled.get("foil_word", "")),
                          "references": others})
     return rows
+
+
+def identifier(where: str, value, field: str) -> int:
+    """An id of a COCO-layout file: an integer (the card's ``int64``)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BenchmarkFileError(f"{where}: {field} must be an integer, got {str(value)[:80]!r}")
+    return value
 
 
 #: LongCap-Arena's evaluation splits: the Hub split, VELA's name for its test set, and the perspective.
@@ -430,8 +513,6 @@ EMBEDDED_IMAGES = {"nebula": ("data/test-*.parquet",),
 def extract_images(name: str, data_dir=None) -> Path:
     """Write the images embedded in benchmark ``name``'s Parquet shards (Nebula, LongCap-Arena) to
     ``<folder>/images/<file_name>``, where image metrics read them; files already there are kept."""
-    import pyarrow.parquet as pq
-
     if name not in EMBEDDED_IMAGES:
         raise ValueError(f"{name}'s released files do not embed its images; image metrics need {RELEASED[name].images}")
     folder = locate(name, data_dir, next(reversed(RELEASED[name].needs)))
@@ -441,15 +522,14 @@ def extract_images(name: str, data_dir=None) -> Path:
                          f"the images in {folder / 'images'}")
     images = folder / "images"
     images.mkdir(exist_ok=True)
-    for path in shards:
-        for batch in pq.ParquetFile(path).iter_batches(columns=["file_name", "image"], batch_size=64):
-            for record in batch.to_pylist():
-                target = images / record["file_name"]
-                if not target.is_file():
-                    payload = record["image"] or {}
-                    if not payload.get("bytes"):
-                        raise BenchmarkFileError(f"{path}: no image bytes for {record['file_name']}")
-                    target.write_bytes(payload["bytes"])
+    for where, record in parquet_records(shards, ("file_name", "image"), batch_size=64):
+        target = image_path(where, record["file_name"], images)
+        if not target.is_file():
+            payload = record["image"] or {}
+            if not payload.get("bytes"):
+                raise BenchmarkFileError(f"{where}: no image bytes for {record['file_name']}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(payload["bytes"])
     return images
 
 
