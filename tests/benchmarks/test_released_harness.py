@@ -9,7 +9,7 @@ import pytest
 from capeval.benchmarks import prepare, run_benchmark, run_benchmarks
 from capeval.cli import main
 
-from fixtures.released import (FOIL_ANNOTATIONS, LONGCAP_CAPTIONS, LONGCAP_SCORES, NEBULA, POLARIS, write_foil,
+from fixtures.released import (FOIL_ANNOTATIONS, hand_kendall, LONGCAP_CAPTIONS, LONGCAP_SCORES, NEBULA, POLARIS, write_foil,
                                 write_longcap_arena, write_nebula, write_polaris)
 
 
@@ -18,24 +18,6 @@ def quiet_datasets():
     datasets.disable_progress_bars()
     yield
     datasets.enable_progress_bars()
-
-
-def hand_kendall(x, y) -> tuple[float, float]:
-    """τ-b and τ-c by counting concordant and discordant pairs (no library)."""
-    n = len(x)
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            tied_x += dx == 0
-            tied_y += dy == 0
-            concordant += dx * dy > 0
-            discordant += dx * dy < 0
-    pairs = n * (n - 1) / 2
-    tau_b = (concordant - discordant) / ((pairs - tied_x) * (pairs - tied_y)) ** 0.5
-    m = min(len(set(x)), len(set(y)))
-    tau_c = 2 * (concordant - discordant) / (n * n * (m - 1) / m)
-    return tau_b, tau_c
 
 
 def words(predictions, references):

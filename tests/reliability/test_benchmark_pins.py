@@ -67,3 +67,77 @@ def test_reproduce_says_what_a_half_filled_weights_folder_lacks(tmp_path):
     cells = reproduce("smurf", rows=["SMURF"], weights=tmp_path)
     assert cells and {cell.status for cell in cells if cell.published is not None} == {
         "needs distilroberta-base and distilbert-base-uncased"}
+
+
+# --------------------------------------------------------------------------- capeval benchmark's table and its errors
+
+
+def benchmark_command(capsys, folder, *flags):
+    from capeval.cli import main
+
+    code = main(["benchmark", "--metric", "bleu:order=1", "--dataset", "polaris", "--data", str(folder), *flags])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def polaris_data(tmp_path, rows):
+    from fixtures.released import write_polaris
+
+    write_polaris(tmp_path / "data" / "polaris", rows=rows)
+    return tmp_path / "data"
+
+
+def test_benchmark_prints_tau_b_and_tau_c_each_under_its_heading(tmp_path, capsys):
+    """The cells are Kendall's τ-b and τ-c of BLEU-1's own scores, counted pair by pair; they differ at the third
+    decimal (0.276 and 0.278), so a swap of the columns or of the variants shows."""
+    from capeval.benchmarks.harness import as_scoring_metric
+    from fixtures.released import POLARIS, hand_kendall
+
+    scores, _ = as_scoring_metric("bleu:order=1").score([row[0] for row in POLARIS], [row[1] for row in POLARIS], None, None)
+    tau_b, tau_c = hand_kendall(list(scores), [row[2] for row in POLARIS])
+    assert (f"{tau_b:.3f}", f"{tau_c:.3f}") == ("0.276", "0.278")
+    code, out, _ = benchmark_command(capsys, polaris_data(tmp_path, POLARIS), "--samples", "0")
+    assert code == 0
+    assert "| metric | human tau-b | human tau-c |" in out.splitlines()
+    assert "| bleu(order=1) | 0.276 | 0.278 |" in out.splitlines()
+
+
+def test_benchmark_intervals_follow_the_seed_flag(tmp_path, capsys):
+    from fixtures.released import POLARIS
+
+    data = polaris_data(tmp_path, POLARIS)
+    runs = {seed: benchmark_command(capsys, data, "--samples", "20", "--seed", seed)[1] for seed in ("0", "1")}
+    assert runs["0"] == benchmark_command(capsys, data, "--samples", "20", "--seed", "0")[1]
+    row = {seed: next(line for line in out.splitlines() if line.startswith("| bleu")) for seed, out in runs.items()}
+    assert row["0"] == "| bleu(order=1) | 0.276 [-0.538, 0.707] | 0.278 [-0.572, 0.744] |"
+    assert row["1"] == "| bleu(order=1) | 0.276 [-0.091, 0.577] | 0.278 [-0.083, 0.517] |"
+
+
+def same_caption(rows):
+    return [("a dog runs", ["a dog running"], score, imgid) for _, _, score, imgid in rows]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda rows: [(*row[:2], 0.5, row[3]) for row in rows], "Polaris, human (6 rows): Kendall τ is undefined: every "
+                                                             "human score is 0.5"),
+    (same_caption, "Polaris, human (6 rows): Kendall τ is undefined: bleu(order=1) gives every caption the same score (0.666667)"),
+    (lambda rows: rows[:1], "Polaris, human (1 row): Kendall τ is undefined: it needs two rows, there is 1"),
+    (lambda rows: [], "Polaris: the released files in {data}/polaris hold no rows (polaris_test.csv)"),
+], ids=["constant-human-scores", "constant-metric", "one-row", "no-rows"])
+def test_benchmark_where_tau_is_undefined_says_why_in_one_line(tmp_path, capsys, edit, message):
+    from fixtures.released import POLARIS
+
+    data = polaris_data(tmp_path, edit(POLARIS))
+    code, out, err = benchmark_command(capsys, data, "--samples", "0")
+    assert code == 2 and err == f"capeval benchmark: {message.format(data=data)}\n", err
+
+
+def test_a_bootstrap_resample_without_a_tau_asks_for_no_intervals(tmp_path, capsys):
+    from fixtures.released import POLARIS
+
+    data = polaris_data(tmp_path, POLARIS[:2])
+    code, _, err = benchmark_command(capsys, data, "--samples", "50")
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith("Polaris, human (2 rows): Kendall τ is undefined on a bootstrap resample (its human or metric "
+                        "scores all equal): too few distinct rows for an interval; pass num_samples=0 (--samples 0)\n")
+    assert benchmark_command(capsys, data, "--samples", "0")[0] == 0

@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from capeval.benchmarks.harness import as_scoring_metric, results_markdown, run_benchmarks, write_outputs
     from capeval.benchmarks.released import BenchmarkFileError, data_note
     from capeval.benchmarks.rowsets import BENCHMARKS, with_data
+    from capeval.benchmarks.stats import UndefinedCorrelation
     from capeval.evaluation import run_labels
     from capeval.registry import parse_options, spec_options
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 source = composite if dataset == "composite" else released_source(dataset, args.data)
                 results += run_benchmarks(scoring, [dataset], source=source, images_dir=args.images, features_dir=args.features,
                                           num_samples=args.samples, seed=args.seed, ties=args.ties, verbose=False, **chosen)
-            except (FileNotFoundError, BenchmarkFileError) as error:  # missing images, features or released files
+            except (FileNotFoundError, BenchmarkFileError, UndefinedCorrelation) as error:  # missing or unusable data
                 raise UsageError(str(error)) from None
     print(results_markdown(results))
     if args.output:

@@ -31,6 +31,7 @@ from capeval.benchmarks.rowsets import PairRows
 from capeval.benchmarks.rowsets import prepare
 from capeval.benchmarks.rowsets import with_data
 from capeval.benchmarks.stats import TIE_RULES
+from capeval.benchmarks.stats import UndefinedCorrelation
 from capeval.benchmarks.stats import estimate
 from capeval.benchmarks.stats import kendall_both
 from capeval.benchmarks.stats import pair_outcomes
@@ -266,7 +267,15 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
     result.scores, result.prepared = scores, bench
     for rows in bench.correlations:
         x, y = scores[rows.item], rows.human
-        est = estimate(lambda r: kendall_both(x[r], y[r]), rows.item, num_samples, seed, level)
+        where = f"{bench.title}, {rows.name} ({len(y):,} row{'s' * (len(y) != 1)}): Kendall τ is undefined"
+        reason = undefined_tau(scoring.name, x, y)
+        if reason:
+            raise UndefinedCorrelation(f"{where}: {reason}")
+        try:
+            est = estimate(lambda r: kendall_both(x[r], y[r]), rows.item, num_samples, seed, level)
+        except UndefinedCorrelation:
+            raise UndefinedCorrelation(f"{where} on a bootstrap resample (its human or metric scores all equal): too "
+                                       f"few distinct rows for an interval; pass num_samples=0 (--samples 0)") from None
         result.rows += [ResultRow(scoring.name, bench.name, rows.name, f"tau-{v}", len(y), e.value, e.low, e.high,
                                   rows.protocol) for v, e in est.items()]
     if bench.pairs is not None:
@@ -274,6 +283,21 @@ def run_benchmark(metric, benchmark: str, *, source=None, images_dir=None, featu
     if verbose:
         print(result.to_markdown())
     return result
+
+
+def undefined_tau(metric: str, scores: np.ndarray, human: np.ndarray) -> str | None:
+    """Why Kendall τ of a metric's ``scores`` against the ``human`` ones is undefined; ``None`` where it is defined.
+
+    >>> undefined_tau("bleu", np.array([0.1, 0.2]), np.array([3.0, 3.0]))
+    'every human score is 3'
+    """
+    if len(human) < 2:
+        return f"it needs two rows, there {'is' if len(human) == 1 else 'are'} {len(human)}"
+    if (human == human[0]).all():
+        return f"every human score is {human[0]:g}"
+    if (scores == scores[0]).all():
+        return f"{metric} gives every caption the same score ({scores[0]:g})"
+    return None
 
 
 def pair_rows(metric: str, benchmark: str, pairs: PairRows, scores: np.ndarray, ties: str, num_samples: int, seed: int,

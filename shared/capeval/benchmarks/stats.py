@@ -18,6 +18,10 @@ KENDALL_VARIANTS = ("b", "c")
 TIE_RULES = ("fail", "half")
 
 
+class UndefinedCorrelation(ValueError):
+    """Kendall τ of inputs where it is undefined: fewer than two rows, or one input constant."""
+
+
 def tied_pairs(values: np.ndarray) -> tuple[int, int]:
     """(pairs tied in ``values``, number of distinct values)."""
     _, counts = np.unique(values, return_counts=True)
@@ -43,7 +47,7 @@ def kendall_both(x, y) -> dict[str, float]:
     n1, distinct_x = tied_pairs(x)
     n2, distinct_y = tied_pairs(y)
     if n0 in (n1, n2):
-        raise ValueError("Kendall τ is undefined: one of the inputs is constant")
+        raise UndefinedCorrelation(f"Kendall τ is undefined: {'fewer than two rows' if n < 2 else 'an input is constant'}")
     from scipy.stats import kendalltau  # scipy.stats takes ~1 s to import: only when a correlation is asked for
 
     tau_b = float(kendalltau(x, y, variant="b").statistic)
