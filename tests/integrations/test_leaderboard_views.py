@@ -9,9 +9,9 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from capeval.benchmarks.rowsets import BENCHMARKS
-from capeval.integrations.leaderboard import (LABEL_DISTANCES, PIVOT_WIDTHS, baseline_results, benchmark_view,
+from capeval.integrations.leaderboard import (LABEL_DISTANCES, PIVOT_WIDTHS, BoxGrid, baseline_results, benchmark_view,
                                               build_leaderboard_space, chosen_axes, headlines, label_box, load_results,
-                                              not_run, not_run_note, overlap, pending_benchmarks, pivot, place_labels,
+                                              not_run, not_run_note, overlap, pivot, place_labels,
                                               readable_spec, results_table, scatter_figure, scatter_views)
 
 STORED = ["bert_tbr:mode=unigram", "bleu:order=1", "bleu:order=2", "bleu:order=3", "bleu:order=4", "cider", "meteor",
@@ -64,20 +64,19 @@ def test_the_board_collapses_the_not_run_list_and_wraps_the_pivot():
         assert board.wrap
         assert board.column_widths == [PIVOT_WIDTHS[0]] + [PIVOT_WIDTHS[1]] * (len(headers) - 1)
         assert [row[0] for row in board.value["data"]] == STORED
-    # The pivot fits a 1,000-pixel page: one column per registered benchmark at the declared widths.
+    # The pivot fits a 1,000-pixel page: one column per registered benchmark (at most) at the declared widths.
     (board,) = [b for b in blocks if isinstance(b, gr.Dataframe) and b.elem_id == "pivot"]
-    assert len(board.value["headers"]) == 1 + len(BENCHMARKS)
+    assert len(board.value["headers"]) == 1 + 5
+    assert 1 + len(BENCHMARKS) <= 940 // int(PIVOT_WIDTHS[1].removesuffix("px"))
     assert sum(int(w.removesuffix("px")) for w in board.column_widths) <= 940
 
 
 def test_each_benchmark_has_one_headline_column():
     table = results_table(load_results(baseline_results()))
-    shown = pivot(headlines(table), pending_benchmarks(table))
+    shown = pivot(headlines(table))
     assert list(shown.columns) == ["metric", "Flickr8k-Expert · P1 mean · tau-c", "Flickr8k-CF · fraction yes · tau-b",
                                    "Composite · correctness · tau-c", "PASCAL-50S · mean · accuracy",
-                                   "THumB 1.0 (MSCOCO) · total · tau-c",
-                                   *[f"{t} · no stored results" for t in ("CapEval1k", "Polaris", "Nebula", "FOIL-COCO",
-                                                                          "LongCap-Arena")]]
+                                   "THumB 1.0 (MSCOCO) · total · tau-c"]
     cider = table[table["metric"] == "cider"].set_index(["benchmark", "row set", "statistic"])["value"]
     row = shown[shown["metric"] == "cider"].iloc[0]
     assert row["PASCAL-50S · mean · accuracy"] == f"{cider['PASCAL-50S', 'mean', 'accuracy']:.3f}"
@@ -175,3 +174,75 @@ def test_place_labels_by_hand():
     # Nowhere free (a label twice the area's size): the place with least outside the area, the first of a tie: to
     # the right, centred (96 × 100 pixels inside), before the left (the same) and above (200 × 46 inside).
     assert place_labels([(100, 50)], [(400, 200)], area) == [(4, 0)]
+    # A point without a label is still not covered: the label goes below it instead of above.
+    assert place_labels([(50, 50)], [(30, 10)], area, unlabelled=[(60, 55)]) == [(4, -4)]
+
+
+def test_the_grid_sums_what_covers_a_box_from_its_cells_only():
+    grid = BoxGrid(10)
+    for box in [(0, 0, 4, 4), (5, 5, 25, 25), (-30, -30, -21, -21), (100, 100, 110, 110)]:
+        grid.add(box)
+    # One box touching four cells is counted once; a box on a cell edge, and a negative one, are found.
+    assert grid.covered((0, 0, 30, 30)) == 16 + 400
+    assert grid.covered((-25, -25, 0, 0)) == 16 and grid.covered((110, 110, 120, 120)) == 0
+    assert grid.covered((99, 99, 101, 101)) == 1 and grid.covered((40, 40, 90, 90)) == 0
+    assert sorted(grid.cells[1, 1]) == [1] and sorted(grid.cells[0, 0]) == [0, 1]
+
+
+def test_beyond_the_limit_the_outermost_points_are_labelled():
+    from capeval.integrations.leaderboard import LABEL_LIMIT, labelled_points
+
+    assert labelled_points([(0, 0)] * LABEL_LIMIT) == list(range(LABEL_LIMIT))
+    ring = [(0.0, 0.0), (1.0, 1.0), (100.0, 0.0), (-1.0, 0.5), (0.0, -80.0), (2.0, 2.0)]
+    assert labelled_points(ring, limit=2) == [2, 4]
+    assert labelled_points(ring, limit=5) == [0, 1, 2, 3, 4]  # (2, 2) is nearest the centre (17, -12.75)
+
+
+@pytest.mark.slow
+def test_a_10000_row_results_file_builds_in_under_a_minute_with_labels_apart(tmp_path):
+    """The label placement is linear (a grid of what is placed, a bounded number of labels): 10,000 result rows,
+    5,000 metrics on two statistics, build the whole board and its scatter."""
+    import json
+    import time
+
+    from capeval.integrations.leaderboard import LABEL_LIMIT
+
+    rng = random.Random(0)
+    results = []
+    for k in range(5000):
+        rows = [{"metric": f"metric_{k}(order={k % 7})", "row_set": "P1 mean", "statistic": statistic, "n": 5664,
+                 "value": rng.uniform(-0.2, 0.6), "low": None, "high": None, "protocol": "p"} for statistic in ("tau-b", "tau-c")]
+        results.append({"metric": rows[0]["metric"], "benchmark": "flickr8k_expert", "title": "Flickr8k-Expert",
+                        "rows": rows})
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    start = time.perf_counter()
+    build_leaderboard_space(tmp_path / "results.json")
+    assert time.perf_counter() - start < 60
+    table = results_table(load_results(tmp_path / "results.json"))
+    assert len(table) == 10_000
+    *_, points, figure = scatter_views(table, ["Flickr8k-Expert"], ["tau-b", "tau-c"], "", TAU_B, TAU_C)
+    axis, boxes, renderer = boxes_of(figure)
+    assert len(points) == 5000 and len(boxes) == LABEL_LIMIT
+    assert axis.get_title() == f"labels on the {LABEL_LIMIT} outermost of 5,000 metrics"
+    assert not any(box.overlaps(other) for i, box in enumerate(boxes) for other in boxes[i + 1:])
+    frame = axis.get_window_extent(renderer)
+    assert all(frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1 for box in boxes)
+
+
+def test_the_status_filter_has_one_chip_for_every_cell_that_needs_something():
+    """24 statuses, 21 of them naming what a cell needs: the filter offers four kinds, the table keeps each status."""
+    import gradio as gr
+
+    from capeval.integrations.leaderboard import NEEDS, published_rows, published_table, status_kind
+
+    published = published_table(baseline_results().parent / "reproduce.json")
+    assert published["status"].nunique() == 24
+    (status,) = [b for b in build_leaderboard_space().blocks.values() if isinstance(b, gr.Dropdown) and b.label == "Status"]
+    kinds = ["differs", NEEDS, "reproduced", "not printed"]
+    assert sorted(choice for choice, _ in status.choices) == sorted(kinds) and sorted(status.value) == sorted(kinds)
+    papers = list(published["paper"].unique())
+    needs = published_rows(published, papers, [NEEDS])
+    assert len(needs) == published["status"].str.startswith("needs ").sum() == 195 and needs["status"].nunique() == 21
+    assert set(published_rows(published, papers, ["reproduced"])["status"]) == {"reproduced"}
+    assert published_rows(published, papers, kinds).equals(published)
+    assert status_kind("not printed") == "not printed" and status_kind("needs") == "needs"

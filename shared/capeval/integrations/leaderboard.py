@@ -163,8 +163,10 @@ def not_run_note(entries: Sequence[tuple[str, list[str]]]) -> str:
                      for why, metrics in entries)
 
 
-def axis_name(row) -> str:
-    return f"{row['benchmark']} · {row['row set']} · {row['statistic']}"
+def axis_names(table):
+    """Each row's result as the pivots and the scatter name it: ``benchmark · row set · statistic`` (one vector
+    operation: a 10,000-row results file has as many)."""
+    return table["benchmark"].astype(str) + " · " + table["row set"].astype(str) + " · " + table["statistic"].astype(str)
 
 
 NO_MATCH = "**No result matches these filters**: choose more benchmarks or statistics, or clear the metric text."
@@ -177,10 +179,9 @@ def filtered(table, benchmarks: Sequence[str] | None, statistics: Sequence[str] 
     return table[keep]
 
 
-def pending_benchmarks(table, chosen: Sequence[str] | None = None) -> list[str]:
-    """The registered benchmarks (of ``chosen`` titles, default all) without a stored result: the board shows them
-    as empty columns, so a benchmark whose data is downloaded (Polaris, Nebula, FOIL, LongCap-Arena) is visible
-    before anyone has run it.
+def pending_benchmarks(table) -> list[str]:
+    """The registered benchmarks without a stored result, which the board names in one line
+    (:func:`pending_note`) rather than as empty columns.
 
     >>> import pandas as pd
     >>> pending_benchmarks(pd.DataFrame({"benchmark": ["Flickr8k-Expert", "Flickr8k-CF", "Composite", "PASCAL-50S",
@@ -191,17 +192,24 @@ def pending_benchmarks(table, chosen: Sequence[str] | None = None) -> list[str]:
 
     if table.empty:  # a board with nothing to show says why instead (board_note)
         return []
-    titles = [spec.title for spec in BENCHMARKS.values()]
-    return [t for t in titles if t not in set(table["benchmark"]) and (chosen is None or t in chosen)]
+    shown = set(table["benchmark"])
+    return [spec.title for spec in BENCHMARKS.values() if spec.title not in shown]
 
 
-#: The header of a benchmark's column when no stored result has it.
-PENDING = "{title} · no stored results"
+def pending_note(pending: Sequence[str]) -> str:
+    """The line under the pivot naming the benchmarks that have no column yet; '' when every one has one.
+
+    >>> print(pending_note(["Polaris", "Nebula"]))
+    No stored results yet for Polaris, Nebula: `capeval benchmark --dataset all --output DIR` with their data here adds their columns.
+    """
+    if not pending:
+        return ""
+    return (f"No stored results yet for {', '.join(pending)}: `capeval benchmark --dataset all --output DIR` with their "
+            f"data here adds their columns.")
 
 
-def pivot(table, pending: Sequence[str] = ()):
-    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown),
-    then an empty column per ``pending`` benchmark title.
+def pivot(table):
+    """Metrics × results: one row per metric, one column per benchmark · row set · statistic (``value`` as shown).
 
     >>> import pandas as pd
     >>> long = pd.DataFrame([{"benchmark": "B", "row set": "P1", "statistic": "tau-b", "metric": m, "value": v}
@@ -211,15 +219,13 @@ def pivot(table, pending: Sequence[str] = ()):
     """
     import pandas as pd
 
-    empty = [PENDING.format(title=title) for title in pending]
     if table.empty:
-        return pd.DataFrame(columns=["metric", *empty])
-    wide = table.assign(axis=table.apply(axis_name, axis=1)).pivot_table(index="metric", columns="axis", values="value",
-                                                                          sort=False)
-    columns = list(dict.fromkeys(table.apply(axis_name, axis=1)))
+        return pd.DataFrame(columns=["metric"])
+    names = axis_names(table)
+    wide = table.assign(axis=names).pivot_table(index="metric", columns="axis", values="value", sort=False)
+    columns = list(dict.fromkeys(names))
     shown = wide[columns].map(lambda v: "" if v != v else f"{v:.{DIGITS}f}")  # NaN: no such result for the metric
-    shown = shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
-    return shown.assign(**{column: "" for column in empty})
+    return shown.reset_index().sort_values("metric", kind="stable").reset_index(drop=True).rename_axis(columns=None)
 
 
 def headlines(table):
@@ -248,7 +254,7 @@ def board_views(table, benchmarks, statistics, metric_text):
     """What the filters show: the metrics × benchmarks pivot (each benchmark's :func:`headlines` result), the long
     table, and a message when nothing matches."""
     rows = filtered(table, benchmarks, statistics, metric_text)
-    return pivot(headlines(rows), pending_benchmarks(table, benchmarks)), rows, "" if not rows.empty else NO_MATCH
+    return pivot(headlines(rows)), rows, "" if not rows.empty else NO_MATCH
 
 
 def benchmark_view(table, benchmark, statistics, metric_text):
@@ -257,9 +263,9 @@ def benchmark_view(table, benchmark, statistics, metric_text):
 
 
 def chosen_axes(table, x_axis: str | None, y_axis: str | None) -> tuple[list[str], str | None, str | None]:
-    """The axes (``axis_name`` strings) of ``table``'s results, and the x and y shown: each chosen one while the
+    """The axes (:func:`axis_names` strings) of ``table``'s results, and the x and y shown: each chosen one while the
     table has it, else the table's first axis not shown already."""
-    axes = list(dict.fromkeys(axis_name(row) for _, row in table.iterrows()))
+    axes = list(dict.fromkeys(axis_names(table))) if not table.empty else []
     unused = iter([axis for axis in axes if axis not in (x_axis, y_axis)])
     x = x_axis if x_axis in axes else next(unused, axes[0] if axes else None)
     y = y_axis if y_axis in axes else next(unused, x)
@@ -267,13 +273,13 @@ def chosen_axes(table, x_axis: str | None, y_axis: str | None) -> tuple[list[str
 
 
 def scatter_frame(table, x_axis: str | None, y_axis: str | None):
-    """One point per metric with a value on both axes (``axis_name`` strings)."""
+    """One point per metric with a value on both axes (:func:`axis_names` strings)."""
     import pandas as pd
 
     empty = pd.DataFrame({"metric": [], "x": [], "y": []})
     if table.empty or not x_axis or not y_axis:
         return empty
-    axes = table.assign(axis=table.apply(axis_name, axis=1))
+    axes = table.assign(axis=axis_names(table))
     wide = axes.pivot_table(index="metric", columns="axis", values="value")
     if x_axis not in wide or y_axis not in wide:
         return empty
@@ -301,40 +307,96 @@ def label_box(point: tuple[float, float], size: tuple[float, float], offset: tup
     return left, bottom, left + width, bottom + height
 
 
+class BoxGrid:
+    """Boxes filed under the square cells (``cell`` pixels) they touch, so that what covers a box is summed over the
+    boxes of its own cells only: placing n labels among m points costs O(n + m) rather than O(n · (n + m)).
+
+    >>> grid = BoxGrid(10)
+    >>> grid.add((0, 0, 4, 4)); grid.add((30, 30, 34, 34))
+    >>> grid.covered((2, 2, 12, 12)), grid.covered((50, 50, 60, 60))
+    (4.0, 0.0)
+    """
+
+    def __init__(self, cell: float):
+        self.cell = cell
+        self.boxes: list[Box] = []
+        self.cells: dict[tuple[int, int], list[int]] = {}
+
+    def keys(self, box: Box) -> list[tuple[int, int]]:
+        left, bottom, right, top = (math.floor(v / self.cell) for v in box)
+        return [(i, j) for i in range(left, right + 1) for j in range(bottom, top + 1)]
+
+    def add(self, box: Box) -> None:
+        for key in self.keys(box):
+            self.cells.setdefault(key, []).append(len(self.boxes))
+        self.boxes.append(box)
+
+    def covered(self, box: Box) -> float:
+        """The area of ``box`` that the filed boxes cover (summed box by box)."""
+        near = {index for key in self.keys(box) for index in self.cells.get(key, ())}
+        return float(sum(overlap(box, self.boxes[index]) for index in near))
+
+
+#: The side (pixels) of :class:`BoxGrid`'s cells: about a label's height, a few times a marker's size.
+GRID_CELL = 24.0
+
+
 def place_labels(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], area: Box,
-                 marker: float = 4.0) -> list[tuple[float, float]]:
-    """An offset (pixels) per label so that no label covers another label or a point and each stays in ``area``:
-    each label takes the first free place of :data:`LABEL_DISTANCES` × :data:`LABEL_DIRECTIONS`, or, where none is
-    free, the place that covers least.
+                 marker: float = 4.0, unlabelled: Sequence[tuple[float, float]] = ()) -> list[tuple[float, float]]:
+    """An offset (pixels) per label so that no label covers another label or a point (``points`` and the
+    ``unlabelled`` ones) and each stays in ``area``: each label takes the first free place of
+    :data:`LABEL_DISTANCES` × :data:`LABEL_DIRECTIONS`, or, where none is free, the place that covers least, other
+    labels and the outside counting before points (a crowd may leave no place clear of points; labels apart still read).
 
     >>> place_labels([(50, 50), (52, 50)], [(30, 10), (30, 10)], (0, 0, 200, 200))
     [(4, 4), (4, -4)]
     """
-    markers = [(x - marker, y - marker, x + marker, y + marker) for x, y in points]
-    placed: list[Box] = []
+    markers, labels = BoxGrid(GRID_CELL), BoxGrid(GRID_CELL)
+    for x, y in [*points, *unlabelled]:
+        markers.add((x - marker, y - marker, x + marker, y + marker))
     offsets = []
     for point, size in zip(points, sizes):
-        best, best_cost = (0.0, 0.0), float("inf")
+        best, best_cost = (0.0, 0.0), (math.inf, math.inf)
         for distance in LABEL_DISTANCES:
             for dx, dy in LABEL_DIRECTIONS:
                 offset = (dx * distance, dy * distance)
                 box = label_box(point, size, offset)
                 outside = (box[2] - box[0]) * (box[3] - box[1]) - overlap(box, area)
-                cost = outside + sum(overlap(box, other) for other in [*placed, *markers])
+                cost = (labels.covered(box) + outside, markers.covered(box))
                 if cost < best_cost:
                     best, best_cost = offset, cost
-                if cost == 0:
+                if cost == (0, 0):
                     break
-            if best_cost == 0:
+            if best_cost == (0, 0):
                 break
         offsets.append(best)
-        placed.append(label_box(point, size, best))
+        labels.add(label_box(point, size, best))
     return offsets
+
+
+#: The most points a scatter labels: beyond it, the outermost ones (:func:`labelled_points`); the others are in the
+#: points table and the long table.
+LABEL_LIMIT = 40
+
+
+def labelled_points(at: Sequence[tuple[float, float]], limit: int = LABEL_LIMIT) -> list[int]:
+    """The indices of the points that get a label, in their order: all of them up to ``limit``, else the ``limit``
+    farthest from the points' centre (the outermost, where a label has room).
+
+    >>> labelled_points([(0, 0), (1, 1), (10, 10), (-9, -9)], limit=2)
+    [2, 3]
+    """
+    if len(at) <= limit:
+        return list(range(len(at)))
+    cx, cy = sum(x for x, _ in at) / len(at), sum(y for _, y in at) / len(at)
+    farthest = sorted(range(len(at)), key=lambda i: -math.hypot(at[i][0] - cx, at[i][1] - cy))[:limit]
+    return sorted(farthest)
 
 
 def scatter_figure(points, x_axis: str | None, y_axis: str | None):
     """The points as a ``matplotlib`` figure: each labelled with its metric where no other label or point is
-    (:func:`place_labels`, a thin line to a label set apart), the axes with what they are."""
+    (:func:`place_labels`, a thin line to a label set apart; beyond :data:`LABEL_LIMIT` points the outermost, as the
+    title says), the axes with what they are."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -348,22 +410,27 @@ def scatter_figure(points, x_axis: str | None, y_axis: str | None):
         axis.text(0.5, 0.5, "no metric has both results", ha="center", va="center", transform=axis.transAxes)
     else:
         axis.margins(0.15)  # room for the labels of the outermost points
+    if len(points) > LABEL_LIMIT:
+        axis.set_title(f"labels on the {LABEL_LIMIT} outermost of {len(points):,} metrics", fontsize=8)
     figure.tight_layout()
     if not points.empty:
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas chosen above
+        at = [(float(px), float(py)) for px, py in axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))]
+        chosen = labelled_points(at)
+        names = [str(points["metric"].iloc[i]) for i in chosen]
         sizes = []
-        for metric in points["metric"]:  # each label's size, measured once on a label drawn for the purpose
+        for metric in names:  # each label's size, measured once on a label drawn for the purpose
             probe = axis.text(0, 0, metric, fontsize=8)
             box = probe.get_window_extent(renderer)
             sizes.append((box.width, box.height))
             probe.remove()
-        at = [(float(px), float(py)) for px, py in axis.transData.transform(points[["x", "y"]].to_numpy(dtype=float))]
         left, bottom, right, top = axis.get_window_extent(renderer).extents
-        offsets = place_labels(at, sizes, (left, bottom, right, top))
-        for metric, x, y, (dx, dy) in zip(points["metric"], points["x"], points["y"], offsets):
+        others = [at[i] for i in sorted(set(range(len(at))) - set(chosen))]
+        offsets = place_labels([at[i] for i in chosen], sizes, (left, bottom, right, top), unlabelled=others)
+        for metric, i, (dx, dy) in zip(names, chosen, offsets):
             apart = max(abs(dx), abs(dy)) > LABEL_DISTANCES[1]
-            axis.annotate(metric, (x, y), textcoords="offset pixels", xytext=(dx, dy), fontsize=8, zorder=3,
-                          ha="left" if dx > 0 else "right" if dx < 0 else "center",
+            axis.annotate(metric, (points["x"].iloc[i], points["y"].iloc[i]), textcoords="offset pixels",
+                          xytext=(dx, dy), fontsize=8, zorder=3, ha="left" if dx > 0 else "right" if dx < 0 else "center",
                           va="bottom" if dy > 0 else "top" if dy < 0 else "center",
                           arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.6} if apart else None)
     plt.close(figure)
@@ -400,9 +467,22 @@ def published_table(path: Path):
     return pd.DataFrame(rows, columns=PUBLISHED_COLUMNS)
 
 
+#: The one status filter chip of every cell that needs something not here (each names what, in the table).
+NEEDS = "needs a model or data not here"
+
+
+def status_kind(status: str) -> str:
+    """A cell's status as the status filter offers it: the statuses that say what a cell needs are one kind.
+
+    >>> status_kind("needs bert-base-uncased"), status_kind("differs")
+    ('needs a model or data not here', 'differs')
+    """
+    return NEEDS if status.startswith("needs ") else status
+
+
 def published_rows(table, papers: Sequence[str] | None, statuses: Sequence[str] | None):
-    """The cells of the chosen papers and statuses."""
-    return table[table["paper"].isin(papers or []) & table["status"].isin(statuses or [])]
+    """The cells of the chosen papers and status kinds (:func:`status_kind`)."""
+    return table[table["paper"].isin(papers or []) & table["status"].map(status_kind).isin(statuses or [])]
 
 
 def board_note(path: Path) -> tuple[list[dict], str]:
@@ -460,14 +540,13 @@ def build_leaderboard_space(results_path: str | Path | None = None):
     path = Path(results_path or baseline_results())
     results, note = board_note(path)
     table = results_table(results)
-    benchmarks = list(dict.fromkeys(table["benchmark"])) + pending_benchmarks(table)
+    benchmarks = list(dict.fromkeys(table["benchmark"]))
     statistics = list(dict.fromkeys(table["statistic"]))
     axes, x_default, y_default = chosen_axes(table, None, None)
     plots = sorted(str(p) for p in path.parent.glob("scatter_*.png"))
     points = scatter_frame(table, x_default, y_default)
     skipped = not_run(results)
-    board = pivot(headlines(table), pending_benchmarks(table))
-    with_results = list(dict.fromkeys(table["benchmark"]))
+    board = pivot(headlines(table))
     with gr.Blocks(title="capeval leaderboard", fill_width=True) as demo:
         gr.Markdown("# capeval leaderboard\n\nKendall τ-b / τ-c (and PASCAL-50S accuracy) of each metric against human "
                     "judgments, as stored by `capeval benchmark --output`: one row per metric, one column per benchmark with "
@@ -476,7 +555,7 @@ def build_leaderboard_space(results_path: str | Path | None = None):
                     "no download, labelled by the spec that runs them (e.g. `bert_tbr:mode=unigram`); the papers' own "
                     "numbers are in the published-beside-reproduced table below. The long table gives each result's 95% "
                     "bootstrap interval and protocol. A benchmark without stored results (Polaris, Nebula, FOIL-COCO and "
-                    "LongCap-Arena read from their downloaded files) shows as an empty column until `capeval "
+                    "LongCap-Arena read from their downloaded files) is named under the table until `capeval "
                     "benchmark --dataset all` runs with its data here. AMBER, the other hallucination set, has no column: "
                     "it scores a model's responses (`capeval benchmark --metric amber --dataset amber --results FILE`), "
                     "not a metric against human judgments.")
@@ -489,10 +568,11 @@ def build_leaderboard_space(results_path: str | Path | None = None):
         message = gr.Markdown()
         gr.HTML(PIVOT_STYLE, padding=False)
         wide = pivot_frame(gr, board, "Metrics × benchmarks: each benchmark's headline result", "pivot")
-        if with_results:
+        gr.Markdown(pending_note(pending_benchmarks(table)), elem_id="pending")
+        if benchmarks:
             with gr.Accordion("One benchmark: every row set and statistic"):
-                chosen_benchmark = gr.Dropdown(with_results, value=with_results[0], label="Benchmark")
-                detail = pivot_frame(gr, benchmark_view(table, with_results[0], statistics, ""),
+                chosen_benchmark = gr.Dropdown(benchmarks, value=benchmarks[0], label="Benchmark")
+                detail = pivot_frame(gr, benchmark_view(table, benchmarks[0], statistics, ""),
                                      "Metrics × results of the benchmark", "benchmark-pivot")
             gr.on([chosen_benchmark.change, chosen_statistics.change, metric_text.change],
                   lambda b, s, m: benchmark_view(table, b, s, m), inputs=[chosen_benchmark, chosen_statistics, metric_text],
@@ -526,7 +606,7 @@ def build_leaderboard_space(results_path: str | Path | None = None):
               outputs=[x_axis, y_axis], api_name=False)
         published = published_table(path.parent / "reproduce.json")
         if not published.empty:
-            papers, statuses = list(dict.fromkeys(published["paper"])), list(dict.fromkeys(published["status"]))
+            papers, statuses = list(dict.fromkeys(published["paper"])), list(dict.fromkeys(published["status"].map(status_kind)))
             gr.Markdown("## Published beside reproduced\n\nEvery cell of the seed papers' correlation tables (`capeval "
                         "reproduce`): the paper's value, capeval's under the table's protocol, the difference and whether it "
                         "reproduces; `needs …` where the paper's weights or data are not available here.")
