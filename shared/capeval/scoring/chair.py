@@ -429,7 +429,8 @@ def objects_of_mapping(value: Any, source: str) -> dict[ImageKey, frozenset[str]
     """:func:`given_objects` of a mapping (or what a JSON file held), checked entry by entry."""
     if not isinstance(value, Mapping) or not value:
         raise ValueError(f"{source} must map image ids to lists of COCO category names, got {type(value).__name__}")
-    objects, given_key = {}, {}
+    objects: dict[ImageKey, frozenset[str]] = {}
+    given_key: dict[ImageKey, Any] = {}
     for key, names in value.items():
         if isinstance(names, str) or not isinstance(names, Iterable):
             raise ValueError(f"{source}[{key!r}] must be a list of COCO category names, got {type(names).__name__}")
