@@ -92,3 +92,16 @@ def test_numpy_integer_ids_are_ids(small_spacy):
     assert scorer.score([DESCRIPTION, DESCRIPTION], images=[np.int64(1), np.int32(1)]) == plain
     with pytest.raises(ValueError, match=r"images\[0\] = True: AMBER names an image by its id"):
         scorer.score([DESCRIPTION], images=[True])
+
+
+def test_the_shipped_sample_scores_as_the_module_docstring_says(small_spacy):
+    """The sample folder (capeval.samples.sample_amber_data) in AMBER's format, with the tags NLTK gives this sentence."""
+    from capeval.samples import sample_amber_data
+
+    scorer = AmberScorer(data_dir=sample_amber_data(), spacy_model=small_spacy)
+    tags = {"A dog on a sofa.": [("A", "DT"), ("dog", "NN"), ("on", "IN"), ("a", "DT"), ("sofa", "NN"), (".", ".")]}
+    scorer.nouns.tagged = lambda texts: [tags[text] for text in texts]
+    scorer.nouns.lemmatizer = lambda: lambda word: word
+    scores = scorer.score(["A dog on a sofa."], images=[1])
+    assert scores.details["amber_objects"] == [["dog", "sofa"]] and scores.details["amber_hallucinated"] == [[]]
+    assert scores.corpus == {"amber_chair": 0.0, "amber_cover": 66.6, "amber_hal": 0.1, "amber_cog": 0.0}
