@@ -13,7 +13,7 @@ SHIPPED_FOLDERS = {"capeval.metric_modules": "metrics", "capeval.hub_datasets": 
 SHIPPED_FILES = ["*.py", "*.md", "*.txt", "*.parquet"]
 #: The library's own data (stop words, samples, reference corpus); listed here because setup()'s package_data
 #: replaces setup.cfg's.
-RESOURCE_FILES = ["*.txt", "*.json", "*.json.gz", "*.parquet", "*.md", "*.jpg", "*.npz", "*.java"]
+RESOURCE_FILES = ["*.txt", "*.json", "*.json.gz", "*.parquet", "*.md", "*.jpg", "*.npz", "*.java", "amber_sample/*"]
 
 
 def folder_packages(package: str, folder: str) -> list[str]:

@@ -51,13 +51,21 @@ Examples:
     ...
     ValueError: AMBER needs each description's AMBER image: pass images=[id, ...] (12, 'AMBER_12', 'AMBER_12.jpg' or a path), one per prediction
 
-    AMBER's data files come from its repository (downloaded once), or from a folder holding them:
+    AMBER's data files come from its repository (downloaded once), or from a folder holding them in AMBER's format,
+    such as the small sample capeval ships (two generative images and one question of its own, not AMBER's):
 
-    >>> import tempfile
-    >>> capeval.load("amber", data_dir=tempfile.mkdtemp()).compute(predictions=["A dog."], images=[1])
+    >>> from capeval.samples import sample_amber_data
+    >>> amber = capeval.load("amber", data_dir=sample_amber_data())
+    >>> amber.scorer.data().entry(1)
+    AmberEntry(id=1, truth=('dog', 'sofa', 'lamp'), hallu=('cat', 'table'))
+    >>> amber.compute(predictions=["A dog on a sofa."], images=["AMBER_3.jpg"])
     Traceback (most recent call last):
     ...
-    capeval.scoring.amber.AmberDataError: AMBER's data folder '...' lacks ['annotations.json', 'relation.json', 'safe_words.txt', 'metrics.txt']: download annotations.json, relation.json, safe_words.txt, metrics.txt from the data/ folder of https://github.com/junyangwang0410/AMBER (commit 534babf) into ...
+    ValueError: images[0]: AMBER id 3 is a discriminative-existence question, not a generative one: the amber metric scores descriptions of the generative images
+
+    With NLTK's tagger and spaCy's en_core_web_lg installed, amber.compute(predictions=["A dog on a sofa."],
+    images=[1]) names dog and sofa, both true: CHAIR 0.0, Cover 66.6 (2 of 3 objects: 2 / 3.001, as every
+    denominator starts at metrics.txt's 0.001), Hal 0.1 (100 - 1 / 1.001 in percent), Cog 0.0.
 """
 
 

@@ -1,4 +1,5 @@
-"""The samples shipped with capeval: 16 Flickr8k-Expert rows, and one image with its region features.
+"""The samples shipped with capeval: 16 Flickr8k-Expert rows, one image with its region features, and a small data
+folder in AMBER's format.
 
 The Spaces' examples and ``capeval score`` without input use them, so both run on a bare machine.
 
@@ -34,3 +35,13 @@ def sample_image() -> Path:
 def sample_region_features() -> Path:
     """The sample image's bottom-up-attention features (BUTD ``.npz``: 36 boxes, 2048-d)."""
     return _resource("sample_image_butd.npz")
+
+
+def sample_amber_data() -> Path:
+    """A ``data/`` folder in AMBER's format written for capeval (two generative images and one discriminative
+    question of its own, not AMBER's): what the amber metric's examples run on offline.
+
+    >>> sorted(path.name for path in sample_amber_data().iterdir())
+    ['annotations.json', 'metrics.txt', 'relation.json', 'safe_words.txt']
+    """
+    return _resource("amber_sample")

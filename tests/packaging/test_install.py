@@ -47,9 +47,9 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
     for metric in capeval.METRICS:
         assert f"capeval/metric_modules/{metric}/{metric}.py" in names and f"capeval/metric_modules/{metric}/README.md" in names
     resources = Path(capeval.__file__).parent / "resources"
-    for resource in resources.iterdir():
-        if resource.is_file():
-            assert f"capeval/resources/{resource.name}" in names, resource.name
+    for resource in resources.rglob("*"):  # amber_sample/ too
+        if resource.is_file() and "__pycache__" not in resource.parts:
+            assert f"capeval/resources/{resource.relative_to(resources).as_posix()}" in names, resource.name
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
     assert "capeval/py.typed" in names  # type checkers read capeval's annotations (PEP 561)

@@ -13,8 +13,8 @@ PACKAGE = LIBRARY / "capeval"
 LAYERS = [
     # the package's version and lazily imported public names; files, settings, caches, checkpoints, option checks and
     # declarations: what everything else stands on
-    {"__init__", "atomic", "settings", "progress", "models", "checkpoints", "finite", "inputs", "declaration", "caption_files",
-     "samples", "usage"},
+    {"__init__", "atomic", "file_contents", "settings", "progress", "models", "checkpoints", "finite", "inputs", "declaration",
+     "caption_files", "samples", "usage"},
     {"vision"},  # images and region features
     {"backbones"},  # ported models and the batching they share
     {"text"},  # tokenizers, n-grams, text encoders and parsers (over the backbones)

@@ -79,6 +79,8 @@ def read_results(path: str | os.PathLike) -> tuple[list[int], list[str]]:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"{path}: no such results file") from None
+    except OSError as error:  # a folder, a file without read permission
+        raise ValueError(f"{path}: not a readable results file ({error.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path} is not a JSON file ({error})") from None
     if not isinstance(entries, list) or not entries:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import json
+import numbers
 import os
 import re
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 
 from ..declaration import MERGE_SUM, Opt
+from ..file_contents import content_key, file_digest
 from ..models import ModelUnavailableError, cached, model_id
 from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tag_texts
@@ -88,7 +90,7 @@ def read_safe_words(text: str) -> list[str]:
 def read_initial_counts(text: str, source: str = "metrics.txt") -> dict[str, float]:
     """The generative counters' initial values from ``metrics.txt`` (``name=value`` lines; other lines ignored).
 
-    >>> read_initial_counts("chair_num=0.001\\nchair_score=0\\n" + "\\n".join(f"{n}=0" for n in COUNTERS[2:]))["chair_num"]
+    >>> read_initial_counts("chair_num=0.001\\nchair_score=0\\n" + "\\n".join(f"{n}=1" for n in COUNTERS[2:]))["chair_num"]
     0.001
     """
     values: dict[str, float] = {}
@@ -101,6 +103,9 @@ def read_initial_counts(text: str, source: str = "metrics.txt") -> dict[str, flo
                 value = None
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise AmberDataError(f"{source} line {number}: {line.strip()!r} is not name=number")
+            if parts[0].strip().endswith("_num") and not value > 0:
+                raise AmberDataError(f"{source} line {number}: {line.strip()!r}: a denominator starts above 0 (the "
+                                     "released file starts each at 0.001), or a call that counts nothing divides by it")
             values[parts[0].strip()] = value
     missing = [name for name in COUNTERS if name not in values]
     if missing:
@@ -121,9 +126,10 @@ class AmberData:
     """AMBER's annotations, word associations, safe words and initial counters (:meth:`load` reads a ``data/`` folder)."""
 
     def __init__(self, annotations: Sequence[Mapping[str, Any]], association: Mapping[str, Sequence[str]],
-                 safe_words: Sequence[str], initial: Mapping[str, float], *, source: str = "annotations.json"):
+                 safe_words: Sequence[str], initial: Mapping[str, float], *, source: str = "annotations.json",
+                 relation_source: str = "relation.json"):
         self.annotations = list(annotations)
-        self.association = {word: list(words) for word, words in association.items()}
+        self.association = read_association(association, relation_source)
         self.safe_words = frozenset(safe_words)
         # inference.py's "hallucination_words": every key of relation.json and every word associated with one.
         self.vocabulary = frozenset(self.association) | {word for words in self.association.values() for word in words}
@@ -136,9 +142,9 @@ class AmberData:
     def load(cls, files: Mapping[str, Path]) -> "AmberData":
         """Read AMBER's files (:data:`AMBER_FILES` names -> paths, :func:`data_files`)."""
         return cls(read_json(files["annotations.json"], list), read_json(files["relation.json"], dict),
-                   read_safe_words(files["safe_words.txt"].read_text(encoding="utf-8")),
-                   read_initial_counts(files["metrics.txt"].read_text(encoding="utf-8"), str(files["metrics.txt"])),
-                   source=str(files["annotations.json"]))
+                   read_safe_words(read_text(files["safe_words.txt"])),
+                   read_initial_counts(read_text(files["metrics.txt"]), str(files["metrics.txt"])),
+                   source=str(files["annotations.json"]), relation_source=str(files["relation.json"]))
 
     def entry(self, amber_id: int) -> AmberEntry:
         """The generative annotation of image ``amber_id`` (``inference.py`` reads entry ``id - 1`` of the list; checked
@@ -178,10 +184,34 @@ class AmberData:
         return [a["id"] for a in self.annotations if isinstance(a, Mapping) and a.get("type") == "generative"]
 
 
+def read_association(value: Mapping[str, Any], source: str = "relation.json") -> dict[str, list[str]]:
+    """``relation.json``'s word associations: each object -> a list of words; :class:`AmberDataError` naming the entry
+    otherwise (a string would be read as its letters, ``null`` or a number could not be read at all).
+
+    >>> read_association({"dog": ["puppy"], "sofa": "couch"})
+    Traceback (most recent call last):
+    capeval.scoring.amber.AmberDataError: relation.json: "sofa" is 'couch', not a list of words
+    """
+    for word, words in value.items():
+        if not isinstance(words, list) or not all(isinstance(other, str) for other in words):
+            raise AmberDataError(f"{source}: {json.dumps(word)} is {words!r:.80}, not a list of words")
+    return {word: list(words) for word, words in value.items()}
+
+
+def read_text(path: Path) -> str:
+    """A data file's text (UTF-8); :class:`AmberDataError` naming the file otherwise."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise AmberDataError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}): {download_advice(path.parent)}") from None
+    except OSError as error:
+        raise AmberDataError(f"{path} cannot be read ({error.strerror}): {download_advice(path.parent)}") from None
+
+
 def read_json(path: Path, kind: type) -> Any:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        value = json.loads(read_text(path))
+    except json.JSONDecodeError as error:
         raise AmberDataError(f"{path} is not valid JSON ({error}): {download_advice(path.parent)}") from None
     if not isinstance(value, kind):
         raise AmberDataError(f"{path} should hold a JSON {'list' if kind is list else 'object'}, not {type(value).__name__}")
@@ -211,7 +241,7 @@ def data_id(files: Mapping[str, Path]) -> str:
     ``local@`` a hash of the four files."""
     import hashlib
 
-    digests = {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in files.items()}
+    digests = {name: file_digest(path) for name, path in files.items()}
     if digests == AMBER_FILES:
         return f"released@{AMBER_COMMIT[:7]}"
     return "local@" + hashlib.sha256("".join(digests[name] for name in AMBER_FILES).encode()).hexdigest()[:10]
@@ -232,7 +262,7 @@ def amber_id(image: Any, index: int = 0) -> int:
     Traceback (most recent call last):
     ValueError: images[3] = 'dog.jpg': AMBER names an image by its id: 12, 'AMBER_12', 'AMBER_12.jpg' or a path to that file
     """
-    if isinstance(image, int) and not isinstance(image, bool):
+    if isinstance(image, numbers.Integral) and not isinstance(image, bool):  # numpy's integers too
         return int(image)
     name = getattr(image, "filename", None) if not isinstance(image, (str, os.PathLike)) else image
     if isinstance(name, (str, os.PathLike)) and str(name):
@@ -588,9 +618,9 @@ class AmberScorer(CaptionScorer):
         return data_files(self.data_dir)
 
     def data(self) -> AmberData:
-        """AMBER's data files (read once per process and folder)."""
+        """AMBER's data files (read once per process and content: files rewritten on disk are read again)."""
         files = self.files()
-        return cached(("amber-data", *(str(path.resolve()) for path in files.values())), lambda: AmberData.load(files))
+        return cached(("amber-data", content_key(list(files.values()))), lambda: AmberData.load(files))
 
     def counts(self, predictions: Sequence[str], images: Sequence[Any] | None, *, batch_size: int | None = None,
                show_progress: bool | None = None) -> list[AmberCounts]:

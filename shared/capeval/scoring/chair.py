@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from ..declaration import MERGE_SUM, OfflineRun, Opt
+from ..file_contents import content_key
 from ..models import ModelUnavailableError, cached
 from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tagger, punkt_english, word_tokenize
@@ -376,8 +377,12 @@ class CocoObjects:
             document = read_json(path)
             try:
                 images.update(image["id"] for image in document.get("images") or [])
-                for annotation in document["annotations"]:
-                    captions.setdefault(annotation["image_id"], []).append(annotation["caption"])
+                for index, annotation in enumerate(document["annotations"]):
+                    caption = annotation["caption"]
+                    if not isinstance(caption, str):
+                        raise ValueError(f"{path}: annotation {index} (image {annotation.get('image_id')!r}) has caption "
+                                         f"{caption!r}, not a string")
+                    captions.setdefault(annotation["image_id"], []).append(caption)
             except (KeyError, TypeError) as error:
                 raise ValueError(f"{path}: not in COCO's captions format (missing {error})") from None
         images.update(objects, captions)
@@ -389,6 +394,8 @@ class CocoObjects:
 def annotation_files(folder: Any) -> tuple[Path, list[Path], list[Path]]:
     """The folder and its ``instances_*.json`` and ``captions_*.json`` files; ``ValueError`` saying what to pass
     when the folder or either kind of file is missing."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise ValueError(f"annotations= must be a folder path, got {type(folder).__name__} {folder!r}")
     path = Path(os.fspath(folder)).expanduser()
     what = ("CHAIR's ground truth needs COCO's instance and caption annotations: pass annotations=<the folder of "
             "instances_val2014.json and captions_val2014.json> (annotations_trainval2014.zip from cocodataset.org)")
@@ -402,32 +409,43 @@ def annotation_files(folder: Any) -> tuple[Path, list[Path], list[Path]]:
 
 
 def coco_objects(folder: Path, instances: Sequence[Path], captions: Sequence[Path]) -> CocoObjects:
-    """:class:`CocoObjects` of a folder, read once per process (and again when a file changes)."""
-    stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (*instances, *captions))
-    return cached(("chair-annotations", stamp), lambda: CocoObjects.read(folder, instances, captions))
+    """:class:`CocoObjects` of a folder, read once per process and content (again when a file is rewritten)."""
+    return cached(("chair-annotations", content_key([*instances, *captions])), lambda: CocoObjects.read(folder, instances, captions))
 
 
 def given_objects(value: Any) -> dict[ImageKey, frozenset[str]]:
     """Ground-truth objects given directly: a mapping (or a JSON file of one) from image id to COCO category names."""
-    source = "objects"
     if isinstance(value, (str, os.PathLike)):
         source = f"objects={os.fspath(value)!r}"
         path = Path(os.fspath(value)).expanduser()
         if not path.is_file():
             raise ValueError(f"{source}: no such file; pass a JSON object mapping each image id to its COCO category names")
-        value = read_json(path)
+        # Read once per content: a file rewritten on disk is read again.
+        return cached(("chair-objects", content_key([path])), lambda: objects_of_mapping(read_json(path), source))
+    return objects_of_mapping(value, "objects")
+
+
+def objects_of_mapping(value: Any, source: str) -> dict[ImageKey, frozenset[str]]:
+    """:func:`given_objects` of a mapping (or what a JSON file held), checked entry by entry."""
     if not isinstance(value, Mapping) or not value:
         raise ValueError(f"{source} must map image ids to lists of COCO category names, got {type(value).__name__}")
-    objects = {}
+    objects: dict[ImageKey, frozenset[str]] = {}
+    given_key: dict[ImageKey, Any] = {}
     for key, names in value.items():
         if isinstance(names, str) or not isinstance(names, Iterable):
             raise ValueError(f"{source}[{key!r}] must be a list of COCO category names, got {type(names).__name__}")
         names = list(names)
         for name in names:
+            if not isinstance(name, str):
+                raise ValueError(f"{source}[{key!r}] holds {name!r}: each object is a COCO category name (a string)")
             if name not in COCO_SYNONYMS:
                 hint = f": {name!r} is a word for {OBJECT_OF_WORD[name]!r}" if name in OBJECT_OF_WORD else ""
                 raise ValueError(f"{source}[{key!r}] holds {name!r}, not one of COCO's 80 category names{hint}")
-        objects[image_key(key, f"{source} key {key!r}")] = frozenset(names)
+        image = image_key(key, f"{source} key {key!r}")
+        if image in given_key:  # "1", "01" and COCO_val2014_000000000001.jpg are one image
+            raise ValueError(f"{source}: keys {given_key[image]!r} and {key!r} both name image {image!r}; give each image once")
+        given_key[image] = key
+        objects[image] = frozenset(names)
     return objects
 
 
@@ -479,12 +497,15 @@ class ChairScorer(CaptionScorer):
             raise ValueError("annotations= and objects= are two sources of ground truth: pass one of them")
         self.variant = variant
         self.annotations = annotation_files(annotations) if annotations is not None else None
+        self.objects_option = objects
         self.objects = given_objects(objects) if objects is not None else None
         # Ground truth keyed by image needs the images; without it the references are the ground truth.
         self.needs_images = self.annotations is not None or self.objects is not None
         self.needs_references = not self.needs_images
         self._caption_objects: CaptionObjects | None = None
+        # Each image's ground truth, built from the annotations read last (dropped when they are rewritten).
         self._truth_of_image: dict[ImageKey, frozenset[str]] = {}
+        self._truth_source: CocoObjects | None = None
 
     def caption_objects(self) -> CaptionObjects:
         if self._caption_objects is None:  # its data (tokenizer, tagger, WordNet) is cached for the process
@@ -498,10 +519,14 @@ class ChairScorer(CaptionScorer):
         keys = [image_key(item, f"images[{i}]") for i, item in enumerate(images)]
         known: Collection[ImageKey]
         if self.objects is not None:
+            if isinstance(self.objects_option, (str, os.PathLike)):  # the file as it is now
+                self.objects = given_objects(self.objects_option)
             known, where = self.objects.keys(), "objects="
         else:
             assert self.annotations is not None
             coco = coco_objects(*self.annotations)
+            if coco is not self._truth_source:
+                self._truth_of_image, self._truth_source = {}, coco
             known, where = coco.images, f"the COCO annotations in {self.annotations[0]} ({', '.join(coco.files)})"
         for i, key in enumerate(keys):
             if key not in known:

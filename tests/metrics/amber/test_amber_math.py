@@ -47,7 +47,7 @@ def test_initial_counts_read_name_value_lines_and_ignore_the_rest():
     counts = read_initial_counts(text)
     assert list(counts) == list(COUNTERS) and counts["chair_num"] == 0.5 and counts["non_hallu_num"] == 7
     with pytest.raises(AmberDataError, match=r"metrics.txt has no initial value for \['chair_num'\]"):
-        read_initial_counts("\n".join(f"{name}=0" for name in COUNTERS[:1] + COUNTERS[2:]))
+        read_initial_counts("\n".join(f"{name}=1" for name in COUNTERS[:1] + COUNTERS[2:]))
     with pytest.raises(AmberDataError, match="line 2: 'chair_num=open' is not name=number"):
         read_initial_counts("chair_score=0\nchair_num=open\n")
     with pytest.raises(AmberDataError, match="is not name=number"):
