@@ -42,3 +42,18 @@ def test_summarize_over_blocks_gives_the_single_process_corpus_values(metric):
     assert {key: value["rows"] for key, value in per_system.items()} == {"A": 2, "B": 1}
     assert per_system["B"]["corpus"][column] == pytest.approx(scorer.score(PREDICTIONS[1:2], REFERENCES[1:2]).corpus[column]
                                                               if metric == "bleu" else whole[column][1], abs=1e-12)
+
+
+def test_summarize_keeps_every_blocks_statistics_where_they_do_not_add_up():
+    # METEOR's corpus value reads every row's statistics (a perfect row's chunk is not summed): each block's are kept.
+    from capeval.scoring.meteor import aggregate
+
+    rows = [[6, 5, 3, 2, 2, 2, 2, 2, 1, 1] + [0] * 10 + [2, 5, 5], [7, 5, 3, 3, 2, 2, 3, 3] + [0] * 12 + [3, 5, 5],
+            [4, 4, 4, 4, 4, 4, 0, 0] + [0] * 12 + [1, 4, 4]]
+    kind = pa.list_(pa.float64())
+    blocks = [pa.table({"system": systems, "meteor": [0.5] * len(part), "error": pa.array([None] * len(part), pa.string()),
+                        STATISTICS_COLUMN: pa.array(part, kind)})
+              for systems, part in ((["A", "B"], rows[:2]), (["A"], rows[2:]))]
+    assert summarize(blocks, "meteor")["corpus"]["meteor"] == aggregate(rows) != aggregate(rows[2:])
+    per_system = summarize(blocks, "meteor", by="system")
+    assert per_system["A"]["corpus"]["meteor"] == aggregate([rows[0], rows[2]])

@@ -39,6 +39,17 @@ def test_runs_that_nothing_tells_apart_are_one_error(metrics):
         capeval.evaluate(PREDICTIONS, REFERENCES, metrics=metrics)
 
 
+def test_two_runs_reporting_one_flat_key_are_one_error_naming_both():
+    from capeval.evaluation import flat_keys
+
+    runs = metric_runs([CiderScorer(), CiderScorer(idf="flickr8k")])
+    # The first run's own "cider_idf_flickr8k" and the second's "cider" under its label would be one column.
+    with pytest.raises(ValueError, match=r"^cider and cider\(idf=flickr8k\) would both report 'cider_idf_flickr8k': give one"):
+        flat_keys(runs, [["cider", "cider_idf_flickr8k"], ["cider"]])
+    assert flat_keys(runs, [["cider", "cider_d"], ["cider"]]) == [{"cider": "cider", "cider_d": "cider_d"},
+                                                                  {"cider": "cider_idf_flickr8k"}]
+
+
 def test_labels_show_the_options_runs_differ_in():
     from capeval.evaluation import run_labels
 

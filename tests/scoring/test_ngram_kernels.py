@@ -329,3 +329,35 @@ def test_rouge_l_equals_the_one_by_one_lcs_cold_and_with_kept_references(seed):
     assert rouge_l(others, references) == pytest.approx(expected[1], abs=1e-15, rel=0)  # the references' words kept
     clear_feature_caches()
     assert rouge_l(others, references) == rouge_l(others, references)
+
+
+def test_bleu_of_another_order_reads_its_own_reference_maxima():
+    # The maxima kept with the references are per gram order: BLEU-3 after BLEU-4 in one process (and the reverse)
+    # reads the bigram maxima for its bigrams, not those of another order (keyed by its column, they were shifted).
+    candidates, references = ["a dog runs on the grass", "a cat on a mat"], [["a dog runs on grass", "the dog runs"],
+                                                                             ["a cat sits on a mat"]]
+    expected = {n: dict_bleu_statistics(candidates, references, n) for n in (2, 3, 4, 5)}
+    for orders in ((4, 3, 2, 5), (5, 2, 3, 4)):
+        clear_feature_caches()
+        assert {n: bleu_statistics(candidates, references, n) for n in orders} == expected
+    clear_feature_caches()
+    alone = bleu(candidates, references, n=3)
+    clear_feature_caches()
+    bleu(candidates, references, n=4)
+    assert bleu(candidates, references, n=3) == alone
+
+
+def test_the_same_references_grouped_two_ways_in_one_call():
+    # One flat list of references, one index: the candidates' matches are per grouping (an (item, gram) key of one
+    # grouping names another item in the other).
+    candidates = ["a dog runs", "a cat sits", "the bird"]
+    grouped = ([["a dog runs", "a cat sits"], ["the bird"], ["a bird sings"]],
+               [["a dog runs"], ["a cat sits", "the bird"], ["a bird sings"]])
+    expected = [(dict_bleu_statistics(candidates, references, 4),
+                 dict_cider_d(candidates, references, 4, 6.0, dict_document_frequencies(references, 4), 3))
+                for references in grouped]
+    clear_feature_caches()
+    with shared_text_work():
+        for references, (bleu_expected, cider_expected) in zip(grouped, expected):
+            assert bleu_statistics(candidates, references) == bleu_expected
+            assert cider_d(candidates, references) == pytest.approx(cider_expected, abs=1e-12, rel=0)

@@ -10,6 +10,8 @@ from capeval.text.ptb import ptb_tokenize
 from capeval.text.ptb import tokenize_corpus
 from capeval.text.call_cache import shared_text_work
 
+from fixtures import NEEDS_JAVA
+
 
 @pytest.mark.parametrize("text, expected", [
     ("A man (in red) isn't here.", "a man -lrb- in red -rrb- is n't here"),  # -lrb- survives: the toolkit's quirk
@@ -47,3 +49,31 @@ def test_equals_the_jar_on_flickr8k_expert_rows():
     sentences = list(dict.fromkeys(items.candidates[:400] + [r for refs in items.references[:400] for r in refs]))
     sentences += ["A man (in red) isn't here.", 'She said "hi" ...', "Three dogs -- one brown; two white!"]
     assert ptb_tokenize(sentences, backend="python") == ptb_tokenize(sentences, backend="java")
+
+
+
+LINE_BREAKS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c"]
+
+
+def captions_with_breaks(separator: str) -> tuple[list[str], list[str]]:
+    # "No." at the end of a line stays "no."; before a number on its own line it would be "no".
+    return ([f"A dog{separator}runs.", "A cat sleeps.", f"Two{separator}{separator}men ride.", f"Room No.{separator}", "5 has a bed"],
+            ["a dog runs", "a cat sleeps", "two men ride", "room no.", "5 has a bed"])
+
+
+@pytest.mark.parametrize("separator", LINE_BREAKS)
+def test_every_line_break_inside_a_caption_is_a_space(separator):
+    """A caption holding any break Python's splitlines knows (\\r, U+2028, ...) is its parts joined by a space, alone or
+    among others."""
+    captions, expected = captions_with_breaks(separator)
+    assert ptb_tokenize(captions) == expected
+    assert [ptb_tokenize([caption])[0] for caption in captions[:3]] == expected[:3]
+
+
+@NEEDS_JAVA
+def test_the_jar_reads_a_caption_with_a_line_break_as_one_line():
+    """The jar reads its input by lines (pycocoevalcap makes a newline a space): a break it knows left in a caption
+    would start a line there and shift every caption after it."""
+    pytest.importorskip("pycocoevalcap")
+    captions, expected = map(sum, zip(*map(captions_with_breaks, LINE_BREAKS)), ([], []))
+    assert ptb_tokenize(captions, backend="java") == expected

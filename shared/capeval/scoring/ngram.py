@@ -491,7 +491,7 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
     for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
-        maxima = corpus.kept(("bleu-maxima", len(columns)),
+        maxima = corpus.kept(("bleu-maxima", k),
                              lambda: reference_maxima(reference_table, reference_rows, items))
         columns.append(clipped_matches(candidate_table, candidate_rows, maxima,
                                        corpus.candidate_entries(k, maxima.size, maxima.keys)))

@@ -68,6 +68,10 @@ def test_merge_graphs_keeps_first_mentions_and_drops_of_attributes():
     assert elements.relations == (("dog", "near", "pedestrian"),)
     assert elements.attribute_words() == ["green", "green"]
     assert elements.as_dict()["relations"] == [["dog", "near", "pedestrian"]]
+    # Only " of" (a phrase such as "full of joy") drops an attribute; words holding "of" stay.
+    pillow = merge_graphs([graph_from_text("( pillow , is , soft ) , ( pillow , is , waterproof ) , ( roof , is , out of reach )")],
+                          lemma)
+    assert pillow.attributes == (("pillow", ("soft", "waterproof")),)
 
 
 def test_keep_mentioned_checks_stop_words_for_objects_only():

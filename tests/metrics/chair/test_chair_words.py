@@ -125,6 +125,15 @@ def test_word_tokenize_equals_nltk_with_punkt(nltk_punkt, released):
     assert mismatches == []
 
 
+def test_word_tokenize_equals_nltk_where_two_marks_end_the_text(nltk_punkt):
+    """A mark before the last character may end a sentence (Punkt decides): "a dog.?" is two sentences, "dog" then "."."""
+    import nltk
+
+    texts = ["a dog.?", "a dog?!", "a dog!.", "a dog..", "a dog.? ", "a dog. ?", "two dogs?. a cat", "a b.?!", ".?", "a?"]
+    assert {text: word_tokenize(text) for text in texts} == {text: nltk.word_tokenize(text) for text in texts}
+    assert word_tokenize("a dog.?") == ["a", "dog", ".", "?"]
+
+
 def test_the_line_tokenizer_does_not_split_sentences(nltk_punkt):
     """capeval.text.tokenize.word_tokenize is nltk.word_tokenize(text, preserve_line=True): one sentence, even with punkt."""
     from capeval.text.tokenize import word_tokenize as line_word_tokenize

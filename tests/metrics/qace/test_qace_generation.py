@@ -109,3 +109,22 @@ def test_questions_for_all_captions_in_one_call_equal_one_caption_at_a_time(qace
     together = scorer.ask(CAPTIONS, batch_size=4)
     assert together == [scorer.ask([caption], batch_size=1)[0] for caption in CAPTIONS]
     assert all(len({q for q, _ in pairs}) == len(pairs) for pairs in together)
+
+
+@pytest.mark.parametrize("formats, fixture", [(QA_FORMATS, "tiny_qa"), (QG_FORMATS, "tiny_qg")])
+def test_questevals_generation_stops_at_transformers_old_default_of_20_ids(monkeypatch, request, qa_fields, formats, fixture):
+    """QuestEval's checkpoints ran with generate's then-default max_length 20 (the start token counted); a row whose
+    decoding never ends (these tiny models rarely emit EOS) has exactly 20 ids."""
+    from capeval.backbones import t5
+
+    lengths = []
+
+    def recording(model, **inputs):
+        sequences, answerability = greedy_generate(model, **inputs)
+        lengths.extend(map(len, sequences))
+        return sequences, answerability
+
+    monkeypatch.setattr(t5, "greedy_generate", recording)
+    fields = [{"answer": item["question"], **item} for item in qa_fields[:6]]
+    T5TextGenerator(request.getfixturevalue(fixture), formats["questeval"], device="cpu").generate(fields)
+    assert max(lengths) == 20
