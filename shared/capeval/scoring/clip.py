@@ -32,7 +32,7 @@ import numpy as np
 from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, PixelStatistics, load_clip_encoder
 from ..backbones.precision import DTYPES
 from ..declaration import Opt
-from ..finite import require_finite
+from ..finite import require_finite, unit_rows
 from ..inputs import path_option
 from ..models import ModelUnavailableError, cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
@@ -41,11 +41,6 @@ from .protocol import CaptionScorer, Scores
 #: Captions or images per forward pass.
 DEFAULT_BATCH_SIZE = 64
 Mode = Literal["code", "hf"]
-
-
-def unit_rows(features: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norms, in the features' own dtype."""
-    return features / np.sqrt(np.sum(features ** 2, axis=1, keepdims=True))
 
 
 def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np.ndarray:
@@ -164,7 +159,8 @@ class ClipScoreScorer(CaptionScorer):
         cut = encoder.truncated(texts, mode=self.mode)
         truncated = report_truncation(cut[: len(predictions)], cut[len(predictions):], references,
                                       context_length=encoder.context_length, metric=self.title)
-        image_features, text_features = unit_rows(image_features), unit_rows(text_features)
+        image_features = unit_rows(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
+        text_features = unit_rows(text_features, items=lambda i: texts[i][len(self.prefix):], what="CLIP features", model=weights)
         captions = text_features[: len(predictions)]
         image_scores = self.w * np.clip(np.sum(image_features * captions, axis=1), 0, None)
         columns = {self.primary: image_scores.tolist()}
