@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .inputs import validate_predictions
 from .scoring.protocol import CaptionScorer, Scores, score_checked
@@ -149,8 +149,11 @@ def metric_runs(metrics: Any) -> list[MetricRun]:
         specs: list[Any] = [(name, {} if options is None else options) for name, options in metrics.items()]
     elif isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer"):
         specs = [metrics]
-    else:
+    elif isinstance(metrics, Iterable):
         specs = list(metrics)
+    else:
+        raise ValueError(f"metrics names metrics (a list of specs, or names mapped to options) or one of {METRIC_SETS}; "
+                         f"got {type(metrics).__name__} {metrics!r}")
     if not specs:
         raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")
     scorers = [resolve(spec) for spec in specs]  # first: it says what is wrong with a spec
