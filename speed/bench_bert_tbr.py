@@ -52,7 +52,7 @@ def per_caption_loop(scorer: BertTbrScorer, candidates, references) -> list[floa
 
     def encode_alone(sentence: str) -> EncodedCaption:
         (seq,) = encoder.forward_ids(encoder.tokenize([sentence]), batch_size=1, show_progress=False)
-        return scorer.caption(seq)
+        return scorer.caption(sentence, seq)
 
     rows = [(encode_alone(c), [encode_alone(r) for r in refs]) for c, refs in zip(candidates, references)]
     idf = idf_weights([e.ids for cand, refs in rows for e in (*refs, cand)])

@@ -43,7 +43,8 @@ from PIL import Image  # noqa: E402
 from capeval.backbones.clip import released_pixels, save_random_clip  # noqa: E402
 from capeval.backbones.precision import DTYPES  # noqa: E402
 from capeval.benchmarks import load_benchmark  # noqa: E402
-from capeval.scoring.clip import ClipScoreScorer, harmonic_mean, unit_rows  # noqa: E402
+from capeval.finite import unit_rows  # noqa: E402
+from capeval.scoring.clip import ClipScoreScorer, harmonic_mean  # noqa: E402
 from capeval.vision.images import open_image  # noqa: E402
 from timing import timed  # noqa: E402  (this folder is on sys.path when the script runs)
 
@@ -73,13 +74,16 @@ def one_pair_per_forward(scorer: ClipScoreScorer, captions, references, images) 
         hidden = model.text_model(input_ids=padded).last_hidden_state
         return model.text_projection(hidden[:, len(ids) - 1]).cpu().numpy()
 
+    def unit(features: np.ndarray, caption: str) -> np.ndarray:
+        return unit_rows(features, items=[caption], what="CLIP features", model=scorer.model_name)
+
     clip_s, refclip_s = [], []
     for caption, refs, image in zip(captions, references, images):
         pixels = torch.from_numpy(released_pixels(open_image(image))[None]).to(encoder.device)
-        image_row = unit_rows(model.visual_projection(model.vision_model(pixel_values=pixels).pooler_output).cpu().numpy())
-        caption_row = unit_rows(text(caption))
+        image_row = unit(model.visual_projection(model.vision_model(pixel_values=pixels).pooler_output).cpu().numpy(), caption)
+        caption_row = unit(text(caption), caption)
         a = scorer.w * np.clip(np.sum(image_row * caption_row, axis=1), 0, None)
-        b = np.array([max(float(caption_row[0].dot(unit_rows(text(ref))[0])) for ref in refs)], dtype=np.float32)
+        b = np.array([max(float(caption_row[0].dot(unit(text(ref), ref)[0])) for ref in refs)], dtype=np.float32)
         clip_s.append(float(a[0]))
         refclip_s.append(float(harmonic_mean(a, b)[0]))
     return clip_s, refclip_s

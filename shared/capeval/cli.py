@@ -12,6 +12,7 @@ import argparse
 import importlib.util
 import json
 import sys
+import warnings
 from typing import TYPE_CHECKING, Callable
 
 from .usage import RenamedFlag, UsageError, add_output_arguments, check_output
@@ -139,7 +140,7 @@ def run_score(args: argparse.Namespace) -> int:
     from .evaluation import evaluate_runs
     from .registry import missing_extras
     from .reports.tables import markdown_table, score_text
-    from .scoring.protocol import score_checked
+    from .scoring.protocol import NotedWarning, score_checked
 
     check_output(args)
     runs = runs_from_arguments(args)
@@ -161,7 +162,9 @@ def run_score(args: argparse.Namespace) -> int:
         score = on_ray
     print(f"Scoring {len(rows)} captions ({source}).")
     try:
-        result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
+        with warnings.catch_warnings():  # what such a warning says comes as the metric's note, in its summary line
+            warnings.simplefilter("ignore", NotedWarning)
+            result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
     except ValueError as error:  # what a metric refuses in the input, named by its label
         raise UsageError(str(error)) from None
     print(SUMMARY_HEADER)

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .inputs import validate_predictions
 from .scoring.protocol import CaptionScorer, Scores, score_checked
@@ -149,8 +149,11 @@ def metric_runs(metrics: Any) -> list[MetricRun]:
         specs: list[Any] = [(name, {} if options is None else options) for name, options in metrics.items()]
     elif isinstance(metrics, (str, tuple, CaptionScorer)) or hasattr(metrics, "scorer"):
         specs = [metrics]
-    else:
+    elif isinstance(metrics, Iterable):
         specs = list(metrics)
+    else:
+        raise ValueError(f"metrics names metrics (a list of specs, or names mapped to options) or one of {METRIC_SETS}; "
+                         f"got {type(metrics).__name__} {metrics!r}")
     if not specs:
         raise ValueError(f"metrics is empty: name at least one metric, or one of {METRIC_SETS}")
     scorers = [resolve(spec) for spec in specs]  # first: it says what is wrong with a spec
@@ -194,10 +197,12 @@ class EvaluationResult:
     """The result of :func:`evaluate`.
 
     ``corpus``: ``{key: float}``, every metric's corpus values (BLEU-1..4 from summed counts, the others the means
-    of their columns); ``columns``: ``{key: [value per caption]}``, and :attr:`per_caption` the same as a
+    of their columns); ``columns``: ``{key: [value per caption]}`` (every output, then the counts among the details,
+    e.g. ``truncated_texts``: texts CLIP-S cut to its context), and :attr:`per_caption` the same as a
     ``pandas.DataFrame`` (one row per caption, one column per output);
     ``provenance``: each metric's hashcode by label; ``scores``: each metric's :class:`~capeval.scoring.protocol.Scores`
-    by label (with its ``details``, e.g. QACE's questions); ``notes``: stand-ins and IDF sources by label.
+    by label (with its ``details``, e.g. QACE's questions); ``notes``: stand-ins, IDF sources and what the scores'
+    note says (texts cut to a model's context, a penalty taking scores to 0) by label.
 
     ``result["bleu_1"]`` is ``result.corpus["bleu_1"]``.
     """
@@ -283,6 +288,16 @@ def scoring_order(runs: Sequence[MetricRun]) -> list[int]:
     return [index for index in range(len(runs)) if index not in slow] + slow
 
 
+def counts(values: Sequence[Any]) -> bool:
+    """Whether a per-caption detail is a count (an int per caption, e.g. CLIP-S's truncated_texts), which the result
+    carries beside the scores.
+
+    >>> counts([0, 2]), counts([["dog"], []]), counts([True]), counts([])
+    (True, False, False, False)
+    """
+    return bool(values) and all(type(value) is int for value in values)
+
+
 def evaluate_runs(runs: Sequence[MetricRun], predictions: list[str], references: Any = None, *, images: Any = None,
                   region_features: Any = None, batch_size: int | None = None, show_progress: bool | None = None,
                   score: Callable[..., Scores] = score_checked) -> EvaluationResult:
@@ -301,12 +316,15 @@ def evaluate_runs(runs: Sequence[MetricRun], predictions: list[str], references:
                 raise ValueError(f"{run.label}: {error}") from None
             run.note = "; ".join(part for part in (run.note, idf_note(run.scorer, len(predictions))) if part)
     all_scores = [scores_of[index] for index in range(len(runs))]
+    # The per-caption columns: the scores, then the counts among the details (e.g. CLIP-S's truncated_texts).
+    per_caption = [{**scores, **{name: values for name, values in scores.details.items() if counts(values)}} for scores in all_scores]
     corpus_names = flat_keys(runs, [list(scores.corpus) for scores in all_scores])
-    column_names = flat_keys(runs, [list(scores) for scores in all_scores])
+    column_names = flat_keys(runs, [list(values) for values in per_caption])
     corpus = {names[key]: float(value) for names, scores in zip(corpus_names, all_scores) for key, value in scores.corpus.items()}
-    columns = {names[key]: values for names, scores in zip(column_names, all_scores) for key, values in scores.items()}
+    columns = {names[key]: values for names, own in zip(column_names, per_caption) for key, values in own.items()}
     labels = [run.label for run in runs]
+    notes = {run.label: "; ".join(part for part in (run.note, scores.note) if part) for run, scores in zip(runs, all_scores)}
     return EvaluationResult(corpus, columns, {label: run.scorer.hashcode(scores) for label, run, scores in zip(labels, runs, all_scores)},
-                            dict(zip(labels, all_scores)), {run.label: run.note for run in runs if run.note},
+                            dict(zip(labels, all_scores)), {label: note for label, note in notes.items() if note},
                             {label: names[run.scorer.primary] for label, run, names in zip(labels, runs, column_names)},
                             {label: [names[key] for key in scores.corpus] for label, names, scores in zip(labels, corpus_names, all_scores)})

@@ -484,6 +484,9 @@ def load(name: str, **options: Any):
     >>> round(bleu.compute(predictions=["a dog runs"], references=[["a dog runs fast"]])["bleu"], 4)
     0.7165
     """
+    # A missing extra is the one MissingExtraError line that evaluate() and the command line give, raised here before
+    # evaluate imports the module (whose first import would fail with a bare "No module named 'torch'").
+    entry(name).scorer_class()
     try:
         import evaluate
     except ModuleNotFoundError as error:

@@ -75,6 +75,10 @@ def test_spaces_take_idf_from_flickr8k_only_where_the_idf_option_offers_it(minil
     assert space_scorer("cider", {}).idf == "flickr8k" and space_scorer("cider", {"idf": "corpus"}).idf == "corpus"
     assert space_scorer("bertscore", {"model_name": minilm_path, "layer": 6}).idf is False  # a flag, not a corpus
     assert "BERTScore (MiniLM)" in [metric.label for metric in suite_metrics()]
+    # Your own IDF documents are the IDF: no flickr8k added beside them (BERT-TBR would refuse the pair).
+    own = space_scorer("bert_tbr", {"idf_sentences": ["a dog runs", "a cat sits"]})
+    assert (own.idf, own.idf_sentences) == ("corpus", ["a dog runs", "a cat sits"])
+    assert space_scorer("bert_tbr", {}).idf == "flickr8k"
 
 
 def test_suite_space_side_by_side(serve):

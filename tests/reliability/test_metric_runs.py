@@ -117,6 +117,8 @@ def test_one_bare_pair_is_one_run_with_its_options():
 
 @pytest.mark.parametrize("metrics, message", [
     (None, "metrics is None: name metrics"),
+    (123, "metrics names metrics (a list of specs, or names mapped to options) or one of ('offline', 'all'); got int 123"),
+    (1.5, "metrics names metrics (a list of specs, or names mapped to options) or one of ('offline', 'all'); got float 1.5"),
     (["blue"], "no capeval metric 'blue' (did you mean 'bleu'?)"),
     ("nope", "no capeval metric 'nope'"),
 ])

@@ -152,3 +152,16 @@ def test_the_text_encoder_checks_each_sentences_own_positions(tiny_bert_path):
     ids = encoder.tokenize(["a dog runs"])
     with pytest.raises(NonFiniteError, match="^the hidden states of 'a dog runs' from"):
         encoder._require_finite([torch.full((1, len(ids[0]), 5), float("nan")), None], [0], ids, None)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
+@pytest.mark.parametrize("kind", ["tensor", "array", "list of floats", "list of tensors"])
+def test_infinities_are_refused_as_nan_is(value, kind):
+    from capeval.finite import finite_rows, require_finite
+
+    rows = [[1.0, 2.0], [3.0, value], [5.0, 6.0]]
+    values = {"tensor": torch.tensor(rows), "array": np.array(rows), "list of floats": [1.0, value, 2.0],
+              "list of tensors": [torch.tensor(row) for row in rows]}[kind]
+    assert finite_rows(values) == [True, False, True]
+    with pytest.raises(NonFiniteError, match="^the logits of 'second' from tiny hold NaN or infinite values"):
+        require_finite(values, items=["first", "second", "third"], what="logits", model="tiny")

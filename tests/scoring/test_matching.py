@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from capeval.scoring.matching import match_one_candidate, normalize_rows, padding_floors, segment_max, segment_sum, token_weights
+from capeval.finite import unit_rows
+from capeval.scoring.matching import match_one_candidate, padding_floors, segment_max, segment_sum, token_weights
 from capeval.text.idf import idf_weights
 
 NO_FLOOR = np.array([-np.inf])
@@ -37,9 +38,9 @@ def test_greedy_match_hand_worked():
 
 def test_special_token_can_win_the_max_with_zero_weight():
     # The reference's [SEP] embedding equals the candidate's token: that token's max is 1.
-    token = normalize_rows(torch.tensor([[1.0, 2.0, 0.5]])).numpy()[0]
+    token = unit_rows(torch.tensor([[1.0, 2.0, 0.5]]), items=["token"], what="rows", model="test").numpy()[0]
     cls = np.array([0.0, 0.0, 1.0])
-    other = normalize_rows(torch.tensor([[1.0, -1.0, 0.0]])).numpy()[0]
+    other = unit_rows(torch.tensor([[1.0, -1.0, 0.0]]), items=["other"], what="rows", model="test").numpy()[0]
     weights_c = token_weights([101, 7, 102], [True, False, True], None).numpy()
     weights_r = token_weights([101, 9, 102], [True, False, True], None).numpy()
     precision, _, _ = match([cls, token, cls], [[cls, other, token]], weights_c, [weights_r])

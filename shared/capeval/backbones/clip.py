@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import importlib.util
 import multiprocessing
 import os
 from pathlib import Path
@@ -552,6 +553,16 @@ def load_tokenizer(model_name: str) -> Any:
     return cached(("clip-tokenizer", str(model_name)), lambda: load_pretrained(CLIPTokenizer, model_name, what="CLIP tokenizer"))
 
 
+def image_processor_class() -> Any:
+    """transformers' CLIP image processor class: the torchvision one where torchvision is installed, else the PIL one
+    (what transformers falls back to itself, but only after printing its advice to install torchvision)."""
+    import transformers
+
+    if importlib.util.find_spec("torchvision") is None and hasattr(transformers, "CLIPImageProcessorPil"):
+        return transformers.CLIPImageProcessorPil
+    return transformers.CLIPImageProcessor
+
+
 def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor] | None = None, what: str = "CLIP weights",
                        mode: str = "code", dtype: str = "float32", device: str | torch.device | None = None,
                        pixel_statistics: PixelStatistics | None = None) -> ClipEncoder:
@@ -559,7 +570,7 @@ def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor]
     either its weights or, given ``openai_state``, that OpenAI-layout state dict's, which must replace every weight
     (``what`` names it in errors); the text context is then the state's number of positions (LongCLIP's 248 on
     ViT-B/16's or ViT-L/14's config). The weights are float32; ``dtype`` is the forward passes' precision."""
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+    from transformers import CLIPConfig, CLIPModel
 
     if openai_state is None:
         model = load_pretrained(CLIPModel, model_name, what="CLIP model", dtype=torch.float32)
@@ -572,7 +583,7 @@ def build_clip_encoder(model_name: str, *, openai_state: dict[str, torch.Tensor]
         model = CLIPModel(config).float()
         load_checked(model, openai_to_transformers(openai_state), what=what)
     model = model.to(resolve_device(device)).eval()
-    processor = load_pretrained(CLIPImageProcessor, model_name, what="CLIP image processor") if mode == "hf" else None
+    processor = load_pretrained(image_processor_class(), model_name, what="CLIP image processor") if mode == "hf" else None
     return ClipEncoder(model, load_tokenizer(model_name), image_processor=processor, dtype=dtype, pixel_statistics=pixel_statistics)
 
 
@@ -659,7 +670,7 @@ def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_
     """
     import json
 
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizer
+    from transformers import CLIPConfig, CLIPModel, CLIPTokenizer
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -681,7 +692,7 @@ def save_random_clip(folder: str | os.PathLike, *, words: Sequence[str] = SMALL_
                         projection_dim=projection_dim)
     torch.manual_seed(seed)
     CLIPModel(config).save_pretrained(folder)
-    CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
+    image_processor_class()(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
                        image_mean=CLIP_MEAN.tolist(), image_std=CLIP_STD.tolist()).save_pretrained(folder)
     return str(folder)
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
+from ..finite import unit_rows
 from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
@@ -36,7 +37,7 @@ from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer
 from ..text.stopwords import stopwords
 from ..text.idf import DocumentFrequencies, IdfWeights, document_frequencies, idf_from_counts
 from ..text.reference_corpus import IDF_SOURCES, reference_sentences
-from .matching import normalize_rows, segment_max
+from .matching import segment_max
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -331,12 +332,13 @@ class BertTbrScorer(CaptionScorer):
         limit = self.encoder.tokenizer.model_max_length
         if any(len(seq.ids) >= limit for seq in encoded):
             warnings.warn(f"captions longer than {limit} tokens were truncated to the model's maximum length", stacklevel=2)
-        return {sentence: self.caption(seq) for sentence, seq in zip(unique, encoded)}
+        return {sentence: self.caption(sentence, seq) for sentence, seq in zip(unique, encoded)}
 
-    def caption(self, sequence: EncodedSequence) -> EncodedCaption:
-        """An encoder output as an :class:`EncodedCaption` (normalised rows, word-piece strings)."""
+    def caption(self, sentence: str, sequence: EncodedSequence) -> EncodedCaption:
+        """``sentence``'s encoder output as an :class:`EncodedCaption` (normalised rows, word-piece strings)."""
         pieces = self.encoder.tokenizer.convert_ids_to_tokens(sequence.ids[1:-1])
-        return EncodedCaption(normalize_rows(sequence.hidden).numpy(), sequence.ids, pieces)  # type: ignore[arg-type]  # has hidden states
+        rows = unit_rows(sequence.hidden, items=lambda _: sentence, what="token embeddings", model=self.encoder.name_or_path)
+        return EncodedCaption(rows.numpy(), sequence.ids, pieces)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """One BERT-TBR score per candidate, in [0, 1]."""

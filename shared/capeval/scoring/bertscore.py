@@ -31,11 +31,12 @@ import numpy as np
 
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
+from ..finite import unit_rows
 from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
-from ..text.encoder import TextEncoder, get_text_encoder, layer_option
-from .matching import match_one_candidate, normalize_rows, padding_floors, token_weights
+from ..text.encoder import EncodedSequence, TextEncoder, get_text_encoder, layer_option
+from .matching import match_one_candidate, padding_floors, token_weights
 from .options import Device, Dtype
 from .protocol import CaptionScorer, Scores
 
@@ -133,8 +134,12 @@ class BERTScorer(CaptionScorer):
         idf = None
         if self.idf:
             idf = self.encoder.idf_weights(idf_sentences if idf_sentences is not None else [r for refs in references for r in refs])
+
+        def unit(sentence: str, seq: EncodedSequence) -> np.ndarray:
+            return unit_rows(seq.hidden, items=lambda _: sentence, what="token embeddings", model=self.encoder.name_or_path).numpy()
+
         prepared = {
-            sentence: (normalize_rows(seq.hidden).numpy(), token_weights(seq.ids, seq.special, idf).numpy())
+            sentence: (unit(sentence, seq), token_weights(seq.ids, seq.special, idf).numpy())
             for sentence, seq in encoded.items()
         }
 

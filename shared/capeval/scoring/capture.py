@@ -44,6 +44,7 @@ from typing import Annotated, Any, Callable, Sequence
 import numpy as np
 
 from ..declaration import Opt
+from ..finite import unit_rows
 from ..inputs import path_option
 from ..models import local_config, model_id, resolve_device
 from ..text.english import pos_tag_texts, sent_tokenize
@@ -259,7 +260,7 @@ class PhraseEncoder:
         encoded = self.encoder.encode(list(phrases), batch_size=batch_size or ENCODER_BATCH_SIZE, show_progress=show_progress)
         # encode() is asked for hidden states, so every sequence carries them.
         means = np.stack([sequence.hidden.mean(dim=0).numpy() for sequence in encoded]).astype(np.float32)  # type: ignore[union-attr]
-        return means / np.sqrt(np.sum(means ** 2, axis=1, keepdims=True))
+        return unit_rows(means, items=phrases, what="phrase embeddings", model=self.name_or_path)
 
 
 # ---------------------------------------------------------------------------------------------------------- the scorer

@@ -32,20 +32,15 @@ import numpy as np
 from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, PixelStatistics, load_clip_encoder
 from ..backbones.precision import DTYPES
 from ..declaration import Opt
-from ..finite import require_finite
+from ..finite import require_finite, unit_rows
 from ..inputs import path_option
 from ..models import ModelUnavailableError, cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
-from .protocol import CaptionScorer, Scores
+from .protocol import CaptionScorer, NotedWarning, Scores
 
 #: Captions or images per forward pass.
 DEFAULT_BATCH_SIZE = 64
 Mode = Literal["code", "hf"]
-
-
-def unit_rows(features: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norms, in the features' own dtype."""
-    return features / np.sqrt(np.sum(features ** 2, axis=1, keepdims=True))
 
 
 def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np.ndarray:
@@ -55,18 +50,19 @@ def harmonic_mean(image_scores: np.ndarray, reference_cosines: np.ndarray) -> np
     return np.where(total == 0, 0, 2 * image_scores * reference_cosines / safe).astype(total.dtype)
 
 
-class TextTruncationWarning(UserWarning):
+class TextTruncationWarning(NotedWarning):
     """Captions or references longer than the CLIP text encoder's context were cut to it."""
 
 
 def report_truncation(cut_captions: Sequence[bool], cut_references: Sequence[bool], references: Sequence[Sequence[str]] | None,
-                      *, context_length: int, metric: str) -> list[int]:
+                      *, context_length: int, metric: str) -> tuple[list[int], str]:
     """Per caption, how many of its texts were cut to the text encoder's context: the caption itself and each of its
-    references (``cut_references``: one flag per reference, flattened in order). One
-    :class:`TextTruncationWarning` names every cut text (``predictions[i]``, ``references[i][j]``) when any was.
+    references (``cut_references``: one flag per reference, flattened in order); and the scores' note saying so in
+    one line ('' when nothing was cut). One :class:`TextTruncationWarning` names every cut text
+    (``predictions[i]``, ``references[i][j]``) when any was.
 
     >>> report_truncation([False, True], [True, False, False], [["a"], ["b", "c"]], context_length=77, metric="CLIP-S")
-    [1, 1]
+    ([1, 1], "CLIP-S: 2 text(s) of 2 of 2 captions longer than the CLIP text encoder's 77-token context were cut to it, as the released code cuts them (per caption: truncated_texts)")
     """
     counts = [int(cut) for cut in cut_captions]
     names = [f"predictions[{i}]" for i, cut in enumerate(cut_captions) if cut]
@@ -80,7 +76,10 @@ def report_truncation(cut_captions: Sequence[bool], cut_references: Sequence[boo
         warnings.warn(f"{metric}: {len(names)} text(s) longer than the CLIP text encoder's {context_length}-token context "
                       f"were cut to it, as the released code cuts them ('truncated_texts' in the details counts them per "
                       f"caption; LongCLIP's 248 positions hold longer text): {', '.join(names)}", TextTruncationWarning, stacklevel=3)
-    return counts
+    note = "" if not names else (f"{metric}: {len(names)} text(s) of {sum(map(bool, counts))} of {len(counts)} captions longer "
+                                 f"than the CLIP text encoder's {context_length}-token context were cut to it, as the released "
+                                 "code cuts them (per caption: truncated_texts)")
+    return counts, note
 
 
 #: The options CLIP-S and PAC-S share.
@@ -162,9 +161,10 @@ class ClipScoreScorer(CaptionScorer):
         text_features = encoder.text_features(texts, mode=self.mode, batch_size=batch_size)
         require_finite(text_features, items=lambda i: texts[i][len(self.prefix):], what="CLIP features", model=weights)
         cut = encoder.truncated(texts, mode=self.mode)
-        truncated = report_truncation(cut[: len(predictions)], cut[len(predictions):], references,
-                                      context_length=encoder.context_length, metric=self.title)
-        image_features, text_features = unit_rows(image_features), unit_rows(text_features)
+        truncated, note = report_truncation(cut[: len(predictions)], cut[len(predictions):], references,
+                                            context_length=encoder.context_length, metric=self.title)
+        image_features = unit_rows(image_features, items=lambda i: f"the image of {predictions[i]!r}", what="CLIP features", model=weights)
+        text_features = unit_rows(text_features, items=lambda i: texts[i][len(self.prefix):], what="CLIP features", model=weights)
         captions = text_features[: len(predictions)]
         image_scores = self.w * np.clip(np.sum(image_features * captions, axis=1), 0, None)
         columns = {self.primary: image_scores.tolist()}
@@ -173,7 +173,7 @@ class ClipScoreScorer(CaptionScorer):
             cosines = np.array([np.max(caption.dot(text_features[start:end].T))
                                 for caption, start, end in zip(captions, ends[:-1], ends[1:])])
             columns[self.reference_column] = harmonic_mean(image_scores, cosines).tolist()
-        return Scores(columns, details={"truncated_texts": truncated})
+        return Scores(columns, details={"truncated_texts": truncated}, note=note)
 
     def options(self) -> dict[str, Any]:
         checkpoint = {} if self.checkpoint is None else {"checkpoint": model_id(self.checkpoint)}

@@ -1,7 +1,7 @@
 """Greedy cosine matching of token embeddings (the BERTScore core, which ViLBERTScore shares).
 
 Pure functions over tensors and id lists; no model is involved. Embeddings passed
-in are expected to be L2-normalised per row (:func:`normalize_rows`).
+in are expected to be L2-normalised per row (:func:`capeval.finite.unit_rows`).
 """
 
 from __future__ import annotations
@@ -10,11 +10,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import torch
-
-
-def normalize_rows(embeddings: torch.Tensor) -> torch.Tensor:
-    """Each row divided by its L2 norm."""
-    return embeddings / embeddings.norm(dim=-1, keepdim=True)
 
 
 def token_weights(ids: Sequence[int], special: Sequence[bool], idf: Mapping[int, float] | None) -> torch.Tensor:

@@ -237,6 +237,6 @@ class PolosScorer(CaptionScorer):
                     best[i] = max(best[i], value)
         clip = self.model.clip
         cut = dict(zip(texts, clip.truncated([CLIP_PROMPT + text for text in texts], mode="code")))
-        truncated = report_truncation([cut[caption] for caption in predictions], [cut[r] for refs in references for r in refs],
-                                      references, context_length=clip.context_length, metric=self.title)
-        return Scores({"polos": best}, details={"truncated_texts": truncated})
+        truncated, note = report_truncation([cut[caption] for caption in predictions], [cut[r] for refs in references for r in refs],
+                                            references, context_length=clip.context_length, metric=self.title)
+        return Scores({"polos": best}, details={"truncated_texts": truncated}, note=note)

@@ -42,6 +42,11 @@ from capeval.declaration import MERGE_MEAN, OfflineRun, check_declared
 from capeval.text.idf import DocumentFrequencies
 
 
+class NotedWarning(UserWarning):
+    """A warning whose news the scores' :attr:`Scores.note` also carries: a surface that shows the note (the command
+    line) silences it, so the reader gets one plain line."""
+
+
 class Scores(dict):
     """Per-caption columns (``name -> [value per caption]``) with the corpus values beside them.
 
@@ -51,7 +56,9 @@ class Scores(dict):
     ``inputs`` what the call's inputs were (e.g. which region features), for the hashcode.
     ``sufficient_statistics`` holds, for a scorer whose corpus value is not a mean, one vector per caption from
     which the corpus values of any set of captions follow (:meth:`CaptionScorer.corpus_from_sufficient_statistics`):
-    BLEU's n-gram counts, METEOR's match statistics.
+    BLEU's n-gram counts, METEOR's match statistics. ``note`` is one plain line a reader of these scores must know
+    (texts cut to a model's context, scores a penalty took to about 0), '' when there is nothing to say: every
+    surface shows it (capeval.evaluate's ``notes``, the command line's summary, the Spaces).
 
     >>> s = Scores({"f1": [0.5, 1.0]}, corpus={"bleu": 0.3})
     >>> s["f1"], s.corpus
@@ -60,7 +67,7 @@ class Scores(dict):
 
     def __init__(self, columns: Mapping[str, Sequence[float]], *, corpus: Mapping[str, float] | None = None,
                  details: Mapping[str, Sequence[Any]] | None = None, inputs: Mapping[str, Any] | None = None,
-                 sufficient_statistics: Sequence[Sequence[float]] | None = None):
+                 sufficient_statistics: Sequence[Sequence[float]] | None = None, note: str = ""):
         super().__init__({name: list(map(float, values)) for name, values in columns.items()})
         lengths = {len(values) for values in self.values()} | {len(values) for values in (details or {}).values()}
         if len(lengths) > 1:
@@ -71,6 +78,7 @@ class Scores(dict):
                 self.corpus[name] = sum(values) / len(values)
         self.details = {name: list(values) for name, values in (details or {}).items()}
         self.inputs = dict(inputs or {})
+        self.note = note
         self.sufficient_statistics = (None if sufficient_statistics is None
                                       else [list(map(float, row)) for row in sufficient_statistics])
 

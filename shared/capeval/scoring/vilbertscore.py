@@ -38,13 +38,13 @@ from ..backbones.graphs import CapturedGraphs
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
-from ..finite import require_finite
+from ..finite import require_finite, unit_rows
 from ..inputs import path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
 from ..vision.extractors import check_extractor, regions_for
 from ..vision.regions import RegionFeatures
-from .matching import match_one_candidate, normalize_rows
+from .matching import match_one_candidate
 from .options import Device, Dtype, Extractor, FeatureCacheDir, TokenBudget
 from .protocol import CaptionScorer, Scores
 
@@ -456,7 +456,7 @@ class VilbertScoreScorer(CaptionScorer):
                 states = forward(*(None if t is None else t.to(self.device, non_blocking=True) for t in tensors))[: len(batch)]
                 require_finite(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint)
                 # Every row normalised on the device and copied back once per batch (not once per pair).
-                unit = normalize_rows(states).cpu().numpy()
+                unit = unit_rows(states, items=[caption for caption, _ in batch], what="ViLBERT states", model=self.checkpoint).cpu().numpy()
                 for row, (caption, image) in enumerate(batch):
                     scored = scored_rows(num_pieces[caption], task_token=model.task_token, mode=self.mode)
                     encoded[caption, image] = (unit[row, scored.start : scored.stop], scored)

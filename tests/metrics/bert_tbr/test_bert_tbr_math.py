@@ -17,7 +17,7 @@ from capeval.scoring.bert_tbr import (
     thresholded_recall,
     unigram_score,
 )
-from capeval.scoring.matching import normalize_rows
+from capeval.finite import unit_rows
 from capeval.text.idf import idf_weights
 from capeval.text.stopwords import stopword_list, stopwords
 
@@ -26,7 +26,7 @@ STOP = stopwords("bert_tbr")
 
 def caption(rows, pieces, ids=None):
     """An EncodedCaption from raw rows for [CLS], pieces..., [SEP]."""
-    embeddings = normalize_rows(torch.tensor(rows, dtype=torch.float32)).numpy()
+    embeddings = unit_rows(torch.tensor(rows, dtype=torch.float32), items=lambda _: " ".join(pieces), what="rows", model="test").numpy()
     ids = ids or [101, *range(1000, 1000 + len(pieces)), 102]
     return EncodedCaption(embeddings, ids, list(pieces))
 

@@ -25,23 +25,25 @@ def test_cut_to_context_keeps_the_first_ids_and_ends_with_the_end_id():
 def test_truncation_counts_per_caption_and_one_warning_naming_each_text():
     references = [["a", "b"], [], ["c"]]
     with pytest.warns(TextTruncationWarning) as caught:
-        counts = report_truncation([True, False, False], [True, True, False], references, context_length=77, metric="M")
+        counts, note = report_truncation([True, False, False], [True, True, False], references, context_length=77, metric="M")
     assert counts == [3, 0, 0] and len(caught) == 1
+    assert note == ("M: 3 text(s) of 1 of 3 captions longer than the CLIP text encoder's 77-token context were cut to it, "
+                    "as the released code cuts them (per caption: truncated_texts)")
     assert str(caught[0].message) == (
         "M: 3 text(s) longer than the CLIP text encoder's 77-token context were cut to it, as the released code cuts "
         "them ('truncated_texts' in the details counts them per caption; LongCLIP's 248 positions hold longer text): "
         "predictions[0], references[0][0], references[0][1]")
     with pytest.warns(TextTruncationWarning, match=r"M: 1 text\(s\) .* 248-token .*: references\[2\]\[0\]$"):
-        assert report_truncation([False, False, False], [False, False, True], references, context_length=248, metric="M") == [0, 0, 1]
+        assert report_truncation([False, False, False], [False, False, True], references, context_length=248, metric="M")[0] == [0, 0, 1]
 
 
 def test_nothing_cut_gives_zeros_and_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert report_truncation([False, False], [], None, context_length=77, metric="M") == [0, 0]
-        assert report_truncation([False], [False, False], [["a", "b"]], context_length=77, metric="M") == [0]
+        assert report_truncation([False, False], [], None, context_length=77, metric="M") == ([0, 0], "")
+        assert report_truncation([False], [False, False], [["a", "b"]], context_length=77, metric="M") == ([0], "")
     with pytest.warns(TextTruncationWarning, match=r": predictions\[1\]$"):
-        assert report_truncation([False, True], [], None, context_length=77, metric="M") == [0, 1]
+        assert report_truncation([False, True], [], None, context_length=77, metric="M")[0] == [0, 1]
     with pytest.raises(ValueError):  # one flag per reference
         report_truncation([False], [False], [["a", "b"]], context_length=77, metric="M")
 

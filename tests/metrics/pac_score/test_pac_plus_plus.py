@@ -12,7 +12,7 @@ import capeval
 from capeval.backbones.clip import LORA_RANK, fold_pac_lora, lora_factor_shapes, lora_layers, load_clip_encoder
 from capeval.checkpoints import cached_path_for
 from capeval.models import ModelUnavailableError
-from capeval.scoring.clip import PAC_PLUS_PLUS_CHECKPOINTS, ClipScoreScorer, PacScoreScorer, harmonic_mean, unit_rows
+from capeval.scoring.clip import PAC_PLUS_PLUS_CHECKPOINTS, ClipScoreScorer, PacScoreScorer, harmonic_mean
 
 from fixtures.clip import CAPTIONS, image_zoo
 
@@ -30,6 +30,11 @@ def test_the_checkpoints_are_those_the_goldens_were_made_from(lora_clip):
         assert fingerprint(lora_clip.states[saving]) == lora_clip.golden[saving]
     # The writer saves what the released model's state_dict() held in train mode and after eval() (0 difference).
     assert lora_clip.golden["train_writer_max_diff"] == lora_clip.golden["eval_writer_max_diff"] == 0
+
+
+def unit_rows(features: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norms, in their own dtype, as the released code normalises them."""
+    return features / np.sqrt(np.sum(features ** 2, axis=1, keepdims=True))
 
 
 @pytest.mark.parametrize("saving", SAVINGS)
