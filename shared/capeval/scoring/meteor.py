@@ -25,7 +25,8 @@ pycocoevalcap scores METEOR with ``java -jar meteor-1.5.jar - - -stdio -l en -no
 
 The function words, the nonbreaking prefixes and the synonym data are read from the jar, the paraphrase table from
 the file beside it (``data/paraphrase-en.gz``), at first use (:func:`load_resources`); the paraphrase table is kept
-in a compact numpy form in capeval's cache directory, keyed by the jar's digest (built once, in about a minute).
+in a compact numpy form in capeval's cache directory, keyed by the jar's digest and checked at every load (built once
+per machine by :func:`build_paraphrase_table`, in numpy, with a progress bar).
 
 >>> corpus, scores, statistics = meteor(["a dog runs on the grass"], [["a dog running on grass", "the dog runs"]])
 >>> scores, statistics[0][:4]
@@ -34,25 +35,26 @@ in a compact numpy form in capeval's cache directory, keyed by the jar's digest 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import math
 import os
 import re
 import shutil
-import tempfile
 import threading
+import time
+import warnings
 import zipfile
-from itertools import compress, islice
+import zlib
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..settings import cache_dir
+from ..progress import progress
+from ..settings import SettingError, cache_dir
 from ..text.call_cache import collection_paused
 
 #: The English "ranking" task's parameters: α (precision against recall), β and γ (shape and weight of the
@@ -412,9 +414,22 @@ class SynonymDictionary:
 # --- paraphrases ---------------------------------------------------------------------------------------------
 
 #: The version of the cached form of the paraphrase table; a new one is built when it changes.
-TABLE_FORMAT = 1
+TABLE_FORMAT = 2
 _HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
-_RECORDS_PER_CHUNK = 200_000
+#: Compressed bytes of ``paraphrase-en.gz`` read per step of the build (~18 MB of text, ~2 million words).
+_BLOCK_BYTES = 4 << 20
+#: Masks of the lowest 0 to 8 bytes of a 64-bit number.
+_LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], np.uint64)
+#: A ``.building-*`` folder older than this is left by a killed build: the next look at the cache removes it.
+STALE_BUILD_SECONDS = 600
+
+
+class MeteorCacheError(SettingError):
+    """METEOR's paraphrase table cannot be built in capeval's cache (the message names the folder and the fix)."""
+
+
+class MeteorTableWarning(UserWarning):
+    """A cached paraphrase table failed its check: it is built anew."""
 
 
 class ParaphraseTable:
@@ -430,7 +445,7 @@ class ParaphraseTable:
     FILES = ("hashes", "words", "starts", "paraphrases")
 
     def __init__(self, folder: Path):
-        meta = json.loads((folder / "table.json").read_text())
+        meta = json.loads((folder / "table.json").read_text("utf-8"))
         self.multiplier = np.uint64(meta["multiplier"])
         self.vocabulary = {word: i for i, word in enumerate((folder / "vocabulary.txt").read_text("utf-8").split("\n"))}
         # Mapped, not read: a process touches only the pages its sentences need.
@@ -440,41 +455,15 @@ class ParaphraseTable:
         self.padding = np.iinfo(self.words.dtype).max
 
     @staticmethod
-    def build(source: Path, folder: Path) -> None:
+    def build(source: Path, folder: Path, show: bool | None = None) -> None:
         """Read ``paraphrase-en.gz`` (as the jar reads it: UTF-8, lines as ``readLine`` splits them, words as
-        ``StringTokenizer`` splits them) and write the table's arrays into ``folder``."""
-        vocabulary: dict[str, int] = {}
-        padded_chunks = []
-        with gzip.open(source, "rb") as file:
-            lines = io.TextIOWrapper(file, encoding="utf-8", errors="replace", newline=None)
-            while chunk := list(islice(lines, 3 * _RECORDS_PER_CHUNK)):
-                phrases = [line.rstrip("\n") for line in chunk[:len(chunk) // 3 * 3]]
-                del phrases[0::3]  # the probabilities, which the jar ignores
-                padded_chunks.append(_padded_ids(phrases, vocabulary))
-        width = max(chunk.shape[1] for chunk in padded_chunks)
-        dtype = np.uint16 if len(vocabulary) < 0xFFFF else np.uint32
-        pad = np.iinfo(dtype).max
-        padded = np.concatenate([np.pad(np.where(chunk < 0, pad, chunk).astype(dtype), ((0, 0), (0, width - chunk.shape[1])),
-                                        constant_values=pad) for chunk in padded_chunks])
-        del padded_chunks
-        lengths = (padded != pad).sum(axis=1)
-        for multiplier in _HASH_MULTIPLIERS:
-            distinct, first, inverse = np.unique(phrase_hashes(padded, lengths, np.uint64(multiplier)), return_index=True,
-                                                 return_inverse=True)
-            # Equal hashes must be equal phrases; else try another multiplier.
-            if all(np.array_equal(padded[first[inverse], column], padded[:, column]) for column in range(width)):
-                break
-        else:
-            raise RuntimeError("the paraphrase table's phrases collide under every hash multiplier")
-        phrase, paraphrase = inverse[0::2], inverse[1::2]
-        order = np.argsort(phrase, kind="stable")  # each phrase's paraphrases in the file's order
-        starts = np.searchsorted(phrase[order], np.arange(len(distinct) + 1)).astype(np.int32)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, array in zip(ParaphraseTable.FILES, (distinct, padded[first], starts, paraphrase[order].astype(np.int32))):
-            np.save(folder / f"{name}.npy", array)
-        (folder / "vocabulary.txt").write_text("\n".join(vocabulary), "utf-8")
-        (folder / "table.json").write_text(json.dumps({"multiplier": int(multiplier), "records": len(phrase),
-                                                       "phrases": len(distinct), "words": len(vocabulary)}))
+        ``StringTokenizer`` splits them) and write the table's arrays into ``folder`` (made if missing), with
+        ``table.json`` last: their sizes and digests (:func:`table_problem` checks them). A progress bar shows once
+        the build has taken a second (``show``: capeval's setting where None)."""
+        steps = -(-source.stat().st_size // _BLOCK_BYTES) + 1
+        for _ in progress(_build_steps(source, folder), total=steps, show=show,
+                          desc="METEOR: building its paraphrase table (once per machine)"):
+            pass
 
     def word_ids(self, words: Sequence[str]) -> np.ndarray:
         """The table's ids of ``words`` (-1 for a word no phrase has)."""
@@ -519,31 +508,347 @@ class ParaphraseTable:
         return tuple(np.concatenate(column) for column in zip(*found))  # type: ignore[return-value]
 
 
-def _padded_ids(phrases: list[str], vocabulary: dict[str, int]) -> np.ndarray:
-    """The words of ``phrases`` as ids (new words numbered as they come), one row per phrase padded with -1."""
-    joined = "\n".join(phrases)
-    if phrases and all(phrases) and not any(char in joined for char in "\t\f\r") and "  " not in joined and \
-            " \n" not in joined and "\n " not in joined and joined[0] != " " and joined[-1] != " ":
-        # Single spaces only (the table as distributed): split the whole chunk at once.
-        words = joined.replace("\n", " ").split(" ")
-        lengths = np.fromiter((phrase.count(" ") + 1 for phrase in phrases), np.int64, len(phrases))
+def _build_steps(source: Path, folder: Path) -> Iterator[None]:
+    """:meth:`ParaphraseTable.build`, one step per block of the file read, then one for the rest."""
+    words = TableWords()
+    vocabulary = words.numbers
+    blocks = []
+    for text in _record_blocks(source):
+        blocks.append(phrase_rows(text, words))
+        yield
+    width = max((block.shape[1] for block in blocks), default=0)
+    dtype = np.uint16 if len(vocabulary) < 0xFFFF else np.uint32
+    pad = np.iinfo(dtype).max
+    padded = np.full((sum(len(block) for block in blocks), width), pad, dtype)
+    row = 0
+    for block in blocks:
+        padded[row:row + len(block), :block.shape[1]] = np.where(block < 0, pad, block)
+        row += len(block)
+    del blocks
+    # Each row's bytes as one value, to compare phrases whole.
+    rows = padded.view(np.dtype((np.void, padded.dtype.itemsize * width))).ravel()
+    for multiplier in _HASH_MULTIPLIERS:
+        distinct, first, inverse = np.unique(phrase_hashes(padded, np.uint64(multiplier)), return_index=True,
+                                             return_inverse=True)
+        # Equal hashes must be equal phrases; else try another multiplier.
+        if np.array_equal(rows[first[inverse]], rows):
+            break
     else:
-        tokens = [java_tokens(phrase) for phrase in phrases]
-        words = [word for phrase in tokens for word in phrase]
-        lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    ids = np.fromiter((vocabulary.setdefault(word, len(vocabulary)) for word in words), np.int32, len(words))
-    padded = np.full((len(phrases), int(lengths.max(initial=0))), -1, np.int32)
-    padded[np.repeat(np.arange(len(phrases)), lengths), _ranks(lengths)] = ids
-    return padded
+        raise RuntimeError("the paraphrase table's phrases collide under every hash multiplier")
+    phrase, paraphrase = inverse[0::2], inverse[1::2]
+    order = np.argsort(phrase, kind="stable")  # each phrase's paraphrases in the file's order
+    starts = np.searchsorted(phrase[order], np.arange(len(distinct) + 1)).astype(np.int32)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, array in zip(ParaphraseTable.FILES, (distinct, padded[first], starts, paraphrase[order].astype(np.int32))):
+        np.save(folder / f"{name}.npy", array)
+    (folder / "vocabulary.txt").write_text("\n".join(vocabulary), "utf-8")
+    meta = {"multiplier": int(multiplier), "records": len(phrase), "phrases": len(distinct), "words": len(vocabulary),
+            "files": {name: _file_facts(folder / name) for name in TABLE_FILES}}
+    (folder / "table.json").write_text(json.dumps({**meta, "check": _digest(json.dumps(meta, sort_keys=True).encode())}))
+    yield
 
 
-def phrase_hashes(padded: np.ndarray, lengths: np.ndarray, multiplier: np.uint64) -> np.ndarray:
-    """64-bit hashes of phrases given as rows of word ids (``lengths`` of each row used): h = h · m + id + 1."""
-    hashes = np.zeros(len(padded), np.uint64)
-    for column in range(padded.shape[1]):
-        inside = lengths > column
-        hashes[inside] = hashes[inside] * multiplier + padded[inside, column].astype(np.uint64) + np.uint64(1)
+def _record_blocks(source: Path) -> Iterator[bytes]:
+    """The text of ``paraphrase-en.gz`` (one or more gzip members) in blocks of whole records (three lines each, every
+    line ending in "\\n", a "\\r\\n" or "\\r" made "\\n" as ``readLine`` reads them); an incomplete last record is left
+    out, as the jar leaves it out."""
+    pending = b""
+    inflate = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    with open(source, "rb") as file:
+        while raw := file.read(_BLOCK_BYTES):
+            text = inflate.decompress(raw)
+            while inflate.eof and inflate.unused_data:  # the next gzip member
+                rest, inflate = inflate.unused_data, zlib.decompressobj(zlib.MAX_WBITS | 16)
+                text += inflate.decompress(rest)
+            text, pending = _whole_records(pending + text)
+            yield text
+    if not inflate.eof:
+        raise EOFError(f"{source} is cut short: reinstall pycocoevalcap (pip install --force-reinstall pycocoevalcap)")
+    # The last line may lack its line end.
+    pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if pending and not pending.endswith(b"\n"):
+        pending += b"\n"
+    yield _whole_records(pending)[0]
+
+
+def _whole_records(text: bytes) -> tuple[bytes, bytes]:
+    """``text`` split into its whole records, line ends made "\\n", and the rest (a "\\r" at the end waits for what
+    follows it)."""
+    held = b"\r" if text.endswith(b"\r") else b""
+    text = text[:len(text) - len(held)]
+    if b"\r" in text:
+        text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    end = len(text)
+    for _ in range(text.count(b"\n") % 3 + 1):  # back to the end of the last whole record
+        end = text.rfind(b"\n", 0, end)
+    return text[:end + 1], text[end + 1:] + held
+
+
+def phrase_rows(text: bytes, words: TableWords) -> np.ndarray:
+    """The phrases of ``text`` (whole records: a probability, a phrase and a paraphrase, each line ending in "\\n")
+    as rows of word ids, padded with -1: words split at spaces, tabs and form feeds as ``StringTokenizer`` splits
+    them, numbered by ``words`` (:class:`TableWords`).
+
+    >>> words = TableWords()
+    >>> phrase_rows(b"0.5\\na dog\\nthe  dog\\n0.1\\n\\t\\ndog\\n", words).tolist(), words.numbers
+    ([[0, 1], [2, 1], [-1, -1], [1, -1]], {'a': 0, 'dog': 1, 'the': 2})
+    """
+    data = np.frombuffer(text, np.uint8)
+    newline = data == ord("\n")
+    inside = ~newline
+    for delimiter in b" \t\f":
+        inside &= data != delimiter
+    edges = np.flatnonzero(np.diff(inside.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    starts, ends = edges[0::2], edges[1::2]
+    line = np.cumsum(newline, dtype=np.int32)[starts]  # the newlines before each word
+    phrase_word = line % 3 != 0  # the first line of a record is its probability, which the jar ignores
+    starts, ends, line = starts[phrase_word], ends[phrase_word], line[phrase_word]
+    phrase = line // 3 * 2 + line % 3 - 1
+    lengths = np.bincount(phrase, minlength=text.count(b"\n") // 3 * 2)
+    rows = np.full((len(lengths), int(lengths.max(initial=0))), -1, np.int32)
+    rows[phrase, _ranks(lengths)] = words.ids(text, starts, ends - starts)
+    return rows
+
+
+class TableWords:
+    """The words of the paraphrase table met so far, numbered as they first come (:attr:`numbers`, the table's
+    vocabulary), and what finds them again in numpy: each word's length and bytes (8 at a time) and, in a slot chosen
+    by a 64-bit hash of its bytes, its number.
+
+    >>> words = TableWords()
+    >>> words.ids(b"a dog a cat", np.array([0, 2, 6, 8]), np.array([1, 3, 1, 3])).tolist()
+    [0, 1, 0, 2]
+    >>> words.ids(b"cat dogs a", np.array([0, 4, 9]), np.array([3, 4, 1])).tolist(), words.numbers
+    ([2, 3, 0], {'a': 0, 'dog': 1, 'cat': 2, 'dogs': 3})
+    """
+
+    SLOT_BITS = 22
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self._slots = np.full(1 << self.SLOT_BITS, -1, np.int32)
+        self._lengths = np.zeros(0, np.int64)
+        #: Per 8 bytes of a word (the first 8, the next 8, ...), those of each numbered word (0 past its end).
+        self._bytes: list[np.ndarray] = []
+
+    def ids(self, text: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The numbers of the words ``text[start:start + length]`` (a new word decoded from UTF-8, U+FFFD for a bad
+        byte, and numbered): a word is found by its hash's slot and confirmed by its bytes; the others (new words,
+        words whose slot another word holds) are grouped by their bytes."""
+        pieces = _word_bytes(text, starts, lengths)
+        found = self._slots[self._slot(lengths, pieces)].astype(np.int64)
+        known = found >= 0
+        if len(self._lengths):
+            candidate = np.where(known, found, 0)
+            known &= self._lengths[candidate] == lengths
+            for k, (where, piece) in enumerate(pieces):
+                if k >= len(self._bytes):  # no word numbered so far is that long
+                    known[where] = False
+                else:
+                    known[where] &= self._bytes[k][candidate[where]] == piece
+        new = np.flatnonzero(~known)
+        if len(new):
+            found[new] = self._number(text, starts[new], lengths[new])
+        return found
+
+    def _slot(self, lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Each word's slot: the top bits of its hash times an odd number (so that every bit of the hash counts)."""
+        multiplier = np.uint64(_HASH_MULTIPLIERS[0])
+        return (_bytes_hashes(lengths, pieces, multiplier) * multiplier) >> np.uint64(64 - self.SLOT_BITS)
+
+    def _number(self, text: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """The numbers of the words not found by their slot (in the text's order): equal words grouped by hash and
+        confirmed byte by byte, each group's word numbered (if new) in the order the groups first come."""
+        pieces = _word_bytes(text, starts, lengths)
+        for multiplier in map(np.uint64, _HASH_MULTIPLIERS):
+            _, first, inverse = np.unique(_bytes_hashes(lengths, pieces, multiplier), return_index=True,
+                                          return_inverse=True)
+            representative = first[inverse]
+            same = lengths[representative] == lengths
+            for where, piece in pieces:
+                other = np.zeros(len(lengths), np.uint64)
+                other[where] = piece
+                same[where] &= other[representative[where]] == piece
+            if same.all():
+                break
+        else:
+            raise RuntimeError("the paraphrase table's words collide under every hash multiplier")
+        numbers = np.empty(len(first), np.int64)
+        coming = np.argsort(first)
+        for group, start, length in zip(coming.tolist(), starts[first[coming]].tolist(), lengths[first[coming]].tolist()):
+            numbers[group] = self.numbers.setdefault(text[start:start + length].decode("utf-8", "replace"), len(self.numbers))
+        added = np.flatnonzero(numbers >= len(self._lengths))
+        added = added[np.argsort(numbers[added])]
+        self._lengths = np.concatenate([self._lengths, lengths[first[added]]])
+        while len(self._bytes) < len(pieces):
+            self._bytes.append(np.zeros(len(self._lengths) - len(added), np.uint64))
+        for k, known in enumerate(self._bytes):
+            values = np.zeros(len(lengths), np.uint64)
+            if k < len(pieces):
+                values[pieces[k][0]] = pieces[k][1]
+            self._bytes[k] = np.concatenate([known, values[first[added]]])
+        slots = self._slot(lengths, pieces)[first[added]]
+        free = self._slots[slots] < 0
+        self._slots[slots[free]] = numbers[added][free]  # a slot taken stays with its word: the other takes this path
+        return numbers[inverse]
+
+
+def _word_bytes(text: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The bytes of the words ``text[start:start + length]``, 8 at a time as little-endian numbers: per 8 bytes
+    (the first 8, the next 8, ...), the words that have them (all, then those longer than 8, ...) and their values.
+
+    >>> [(where.tolist(), [int(v).to_bytes(8, "little").rstrip(bytes(1)) for v in values])
+    ...  for where, values in _word_bytes(b"a elephantine", np.array([0, 2]), np.array([1, 11]))]
+    [([0, 1], [b'a', b'elephant']), ([1], [b'ine'])]
+    """
+    # Every 8 bytes from each offset (the text padded so that the last word has its 8).
+    eights = np.ndarray((len(text),), "<u8", text + bytes(8), strides=(1,))
+    pieces = [(np.arange(len(starts)), eights[starts] & _LOW_BYTES[np.minimum(lengths, 8)])]
+    for k in range(1, -(-int(lengths.max(initial=0)) // 8)):
+        where = np.flatnonzero(lengths > 8 * k)
+        pieces.append((where, eights[starts[where] + 8 * k] & _LOW_BYTES[np.minimum(lengths[where] - 8 * k, 8)]))
+    return pieces
+
+
+def _bytes_hashes(lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]], multiplier: np.uint64) -> np.ndarray:
+    """64-bit hashes of words given by their lengths and bytes (:func:`_word_bytes`)."""
+    hashes = lengths.astype(np.uint64)
+    for where, piece in pieces:
+        hashes[where] = hashes[where] * multiplier + piece
     return hashes
+
+
+def phrase_hashes(rows: np.ndarray, multiplier: np.uint64) -> np.ndarray:
+    """64-bit hashes of phrases given as rows of word ids padded with the largest value of their type: h = h · m +
+    id + 1 over the words, as :meth:`ParaphraseTable.find` hashes the words of a sentence.
+
+    >>> phrase_hashes(np.array([[4, 65535], [4, 6]], np.uint16), np.uint64(10)).tolist()
+    [5, 57]
+    """
+    padding = np.iinfo(rows.dtype).max
+    hashes = np.zeros(len(rows), np.uint64)
+    for column in rows.T:
+        hashes = np.where(column != padding, hashes * multiplier + column.astype(np.uint64) + np.uint64(1), hashes)
+    return hashes
+
+
+#: The files of a built table that ``table.json`` lists with their sizes and digests.
+TABLE_FILES = (*(f"{name}.npy" for name in ParaphraseTable.FILES), "vocabulary.txt")
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_facts(path: Path) -> dict:
+    """The size and SHA-256 digest of a file (read in blocks: ~0.05 s for the table's 86 MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def table_problem(folder: Path) -> str | None:
+    """What is wrong with the paraphrase table in ``folder`` (None: nothing): a file missing, unreadable or not
+    as built (its size and digest differ from those ``table.json`` lists), or ``table.json`` itself changed (its
+    own digest).
+
+    >>> table_problem(Path("/nonexistent"))
+    'table.json is missing'
+    """
+    try:
+        meta = json.loads((folder / "table.json").read_text("utf-8"))
+        check = meta.pop("check")
+        listed = meta["files"]
+    except FileNotFoundError:
+        return "table.json is missing"
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+        return f"table.json is unreadable ({type(error).__name__}: {error})"
+    if check != _digest(json.dumps(meta, sort_keys=True).encode()) or sorted(listed) != sorted(TABLE_FILES):
+        return "table.json was changed"
+    for name in TABLE_FILES:
+        path = folder / name
+        try:
+            if path.stat().st_size != listed[name]["bytes"]:
+                return f"{name} has {path.stat().st_size:,} bytes, not {listed[name]['bytes']:,}"
+            if _file_facts(path) != listed[name]:
+                return f"{name} was changed"
+        except OSError as error:
+            return f"{name} cannot be read ({error.strerror or error})"
+    return None
+
+
+def build_paraphrase_table(jar: str | os.PathLike | None = None, show: bool | None = None) -> Path:
+    """Build the paraphrase table of METEOR's ``jar`` (default: pycocoevalcap's) in capeval's cache if it is absent,
+    damaged or of an older format, and return its folder: ``<capeval cache>/meteor/paraphrase-en-<jar digest>-...``.
+
+    The first use of METEOR on a machine calls it (~5 s of CPU, a progress bar while it runs); call it beforehand to
+    prepare a machine (``CAPEVAL_CACHE`` names the cache, which may be shared: the table is made readable as the
+    umask allows). A table that fails its check (:func:`table_problem`) is built anew, one line
+    (:class:`MeteorTableWarning`) saying so; a cache where it cannot be built raises :class:`MeteorCacheError`.
+    Builds killed midway leave ``.building-*`` folders that the next call removes once
+    :data:`STALE_BUILD_SECONDS` old.
+    """
+    jar = Path(jar) if jar is not None else pycocoevalcap_jar()
+    source = jar.parent / "data" / "paraphrase-en.gz"
+    digest = _digest(jar.read_bytes())[:16]
+    folder = cache_dir() / "meteor" / f"paraphrase-en-{digest}-{source.stat().st_size}-v{TABLE_FORMAT}"
+    _remove_stale_builds(folder.parent)
+    problem = table_problem(folder)
+    if problem is None:
+        return folder
+    if folder.exists():
+        # Where capeval notices it says nothing to the user: a warning with no source line prints as one line.
+        warnings.warn_explicit(f"METEOR's paraphrase table in {folder} is damaged ({problem}): building it anew",
+                               MeteorTableWarning, "capeval", 0)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # Not tempfile.mkdtemp: its 0700 folder would hide a shared cache from other users; mkdir follows the umask.
+        building = folder.parent / f".building-{os.getpid()}-{os.urandom(4).hex()}"
+        building.mkdir()
+    except OSError as error:
+        raise MeteorCacheError(f"METEOR's paraphrase table cannot be built in {folder.parent} "
+                               f"({error.strerror or error}): make it writable or point CAPEVAL_CACHE at a writable folder") from None
+    try:
+        ParaphraseTable.build(source, building, show)
+        _install(building, folder)
+    except OSError as error:
+        raise MeteorCacheError(f"METEOR's paraphrase table could not be written to {folder.parent} "
+                               f"({error.strerror or error}): free space there or point CAPEVAL_CACHE at another folder") from None
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder
+
+
+def _install(building: Path, folder: Path) -> None:
+    """Move the table built in ``building`` to ``folder``; one that is there already is kept if sound (another process
+    built it meanwhile), else moved aside and removed (a process reading it keeps its open files)."""
+    if folder.exists():
+        if table_problem(folder) is None:
+            return
+        aside = folder.parent / f".damaged-{os.getpid()}-{os.urandom(4).hex()}"
+        os.replace(folder, aside)
+        shutil.rmtree(aside, ignore_errors=True)
+    try:
+        os.replace(building, folder)
+    except OSError:
+        if table_problem(folder) is not None:  # else another process placed a sound table first
+            raise
+
+
+def _remove_stale_builds(root: Path) -> None:
+    """Remove the ``.building-*`` and ``.damaged-*`` folders in ``root`` older than :data:`STALE_BUILD_SECONDS`."""
+    try:
+        leftovers = [path for path in root.iterdir() if path.name.startswith((".building-", ".damaged-"))]
+    except OSError:  # no cache yet, or one that cannot be listed
+        return
+    for path in leftovers:
+        try:
+            if time.time() - path.stat().st_mtime > STALE_BUILD_SECONDS:
+                shutil.rmtree(path)
+        except OSError:  # removed meanwhile, or not ours to remove
+            pass
 
 
 # --- the jar's resources -------------------------------------------------------------------------------------
@@ -622,27 +927,7 @@ def _read_resources(jar: Path) -> MeteorResources:
         function_words = frozenset(java_lines(text("function/english.words")))
         prefixes = read_prefixes(text("nonbreaking/english.prefixes"))
         synonyms = SynonymDictionary(text("synonym/english.synsets"), text("synonym/english.exceptions"))
-    return MeteorResources(function_words, prefixes, synonyms, ParaphraseTable(paraphrase_cache(jar)))
-
-
-def paraphrase_cache(jar: Path) -> Path:
-    """The folder of the cached paraphrase table of ``jar`` (its ``data/paraphrase-en.gz``), built if missing."""
-    digest = hashlib.sha256(jar.read_bytes()).hexdigest()[:16]
-    source = jar.parent / "data" / "paraphrase-en.gz"
-    folder = cache_dir() / "meteor" / f"paraphrase-en-{digest}-{source.stat().st_size}-v{TABLE_FORMAT}"
-    if not (folder / "table.json").exists():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
-        try:
-            ParaphraseTable.build(source, building)
-            try:
-                os.replace(building, folder)
-            except OSError:  # another process finished first
-                if not (folder / "table.json").exists():
-                    raise
-        finally:
-            shutil.rmtree(building, ignore_errors=True)
-    return folder
+    return MeteorResources(function_words, prefixes, synonyms, ParaphraseTable(build_paraphrase_table(jar)))
 
 
 # --- alignment -----------------------------------------------------------------------------------------------
