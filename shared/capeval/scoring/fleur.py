@@ -8,10 +8,22 @@ computes it. EXPERT (:mod:`capeval.scoring.expert`) smooths its rating with the 
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Sequence
+import warnings
+from typing import Annotated, Any, ClassVar, Sequence
 
 import torch
+
+from ..backbones.llava import TEMPLATES, Generation, LlavaJudge, load_llava, render_prompt
+from ..declaration import Opt
+from ..inputs import path_option
+from ..models import model_id, resolve_device
+from ..progress import progress
+from ..vision.images import open_image
+from .options import Device
+from .protocol import CaptionScorer, Scores
+from .spice import mean_defined
 
 
 def parsed_rating(text: str) -> float | None:
@@ -105,3 +117,177 @@ def smoothed_score(text: str, generated_ids: Sequence[int], step_logits, digit_i
         for rate, token in enumerate(digit_ids):
             score = score + probs[token] * rate * 0.01
     return float(score.item())
+
+
+#: The released FLEUR instruction (Yebin46/FLEUR ``fleur.py`` at b9cd6c9c, line 74; the same in ``fleur_exp.py``).
+FLEUR_PROMPT = ("Your task is to evaluate and rate the caption on a scale of 0.0 to 1.0 based on the given Grading Criteria. "
+                "(Print Real Number Score ONLY)\n\nGrading Criteria:\n\n0.0: The caption does not describe the image at all.\n"
+                "1.0: The caption accurately and clearly describes the image.\n\nCaption: {candidate}\n\n"
+                "Score(Choose a rating from 0.0 to 1.0):")
+#: The released RefFLEUR instruction (``reffleur.py`` at b9cd6c9c, line 74): the references joined by newlines.
+REFFLEUR_PROMPT = ("Your task is to evaluate and rate the candidate caption on a scale of 0.0 to 1.0 based on the given "
+                   "Grading Criteria. (Print Real Number Score ONLY)\n\nGrading Criteria:\n\n0.0: The caption does not describe "
+                   "the image at all.\n1.0: The caption accurately and clearly describes the image.\n\nReference Captions: "
+                   "{references}\n\nCandidate Caption: {candidate}\n\nScore(Choose a rating from 0.0 to 1.0):")
+#: The second turn of ``fleur_exp.py`` (b9cd6c9c, line 93).
+FLEUR_EXPLANATION_PROMPT = "Why? Tell me the reason."
+DEFAULT_LLAVA = "llava-hf/llava-1.5-13b-hf"
+#: The released ``max_new_tokens``.
+MAX_NEW_TOKENS = 512
+#: Captions per generate() call.
+BATCH_SIZE = 8
+WEIGHT_DTYPES = (None, "float32", "bfloat16", "float16")
+
+
+#: The options the LLaVA judges share.
+MaxNewTokens = Annotated[int, Opt("tokens the judge may generate per answer (the released 512)", within="[1, inf)")]
+WeightDtype = Annotated[str | None, Opt("precision of the judge's weights; None: float16 on CUDA (the released loading), "
+                                        "float32 on CPU", choices=WEIGHT_DTYPES)]
+
+
+class UnscoredAnswerWarning(UserWarning):
+    """A judge's answer that the released code cannot score (its rating does not parse or lies outside [0, 1])."""
+
+
+def collapse_whitespace(text: str) -> str:
+    """The released scripts' reading of a caption: runs of whitespace as one space, none at the ends."""
+    return " ".join(text.split())
+
+
+class LlavaJudgeScorer(CaptionScorer):
+    """What FLEUR and EXPERT share: a LLaVA-1.5 judge asked for a 0.0–1.0 rating of each caption and its image,
+    greedy, the rating smoothed over its digits' probabilities (:func:`smoothed_score`); the explanation turn on
+    request. Subclasses give the conversation, the prompts and how the released code reads the answer."""
+
+    needs_images = True
+    value_range = (0.0, 1.0)
+    extras = ("models",)
+    column_names = ("rating",)
+    #: The LLaVA conversation of the released code.
+    template: ClassVar[str]
+    #: Where the released code starts looking for the digits among the generated ids (:func:`smoothed_score`).
+    search_start: ClassVar[int] = 0
+
+    def __init__(self, model: str, adapter: str | None, explain: bool, max_new_tokens: int, device, dtype: str | None):
+        self.model_name, self.adapter = model, adapter
+        self.explain, self.max_new_tokens = explain, max_new_tokens
+        self.device = resolve_device(device)
+        self.dtype = dtype or ("float16" if self.device.type == "cuda" else "float32")
+
+    @property
+    def judge(self) -> LlavaJudge:
+        return load_llava(self.model_name, adapter=self.adapter, device=self.device, dtype=self.dtype)
+
+    def instruction(self, candidate: str, references: Sequence[str] | None) -> str:
+        """The released first user message for ``candidate``."""
+        raise NotImplementedError
+
+    def explanation_prompt(self, candidate: str) -> str:
+        raise NotImplementedError
+
+    def answer_text(self, generation: Generation) -> str:
+        """The text of an answer that the released code parses."""
+        raise NotImplementedError
+
+    def explanation(self, generation: Generation) -> Any:
+        """What the details show of the explanation turn."""
+        return generation.text_without_special.strip()
+
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"model": model_id(self.model_name), "dtype": self.dtype}
+        if self.adapter is not None:
+            options["adapter"] = model_id(self.adapter)
+        if self.max_new_tokens != MAX_NEW_TOKENS:
+            options["max_new_tokens"] = self.max_new_tokens
+        return options
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        """The smoothed rating of each caption (NaN, named in an :class:`UnscoredAnswerWarning`, where the answer
+        cannot be scored); the details hold each answer and, with ``explain``, the explanation."""
+        if images is None:
+            raise ValueError(f"{self.title} rates captions against images: pass images=[...] (one per caption)")
+        judge, batch_size = self.judge, batch_size or BATCH_SIZE
+        candidates = [collapse_whitespace(p) for p in predictions]
+        instructions = [self.instruction(c, None if references is None else references[i]) for i, c in enumerate(candidates)]
+        prompts = [render_prompt(self.template, [(text, None)]) for text in instructions]
+        pictures = [open_image(item, name=f"images[{i}]").convert("RGB") for i, item in enumerate(images)]
+        stop, digit_ids = TEMPLATES[self.template].stop, judge.digit_ids
+        torch_dtype = getattr(torch, self.dtype)
+        ratings, answers, explanations = [], [], []
+        for start in progress(range(0, len(prompts), batch_size), desc=self.title, show=show_progress):
+            rows = range(start, min(start + batch_size, len(prompts)))
+            first = judge.generate([prompts[i] for i in rows], [pictures[i] for i in rows], stop=stop,
+                                   max_new_tokens=self.max_new_tokens, dtype=torch_dtype)
+            batch = [smoothed_score(self.answer_text(g), g.ids, g.logits, digit_ids, search_start=self.search_start) for g in first]
+            ratings += batch
+            answers += [g.text_without_special.strip() for g in first]
+            if self.explain:
+                # The released second turn: the first answer replaced by the printed smoothed score and the end token
+                # (the released code stops at an answer it cannot score: no explanation there).
+                scored = [i for i, value in zip(rows, batch) if value is not None]
+                turns = [render_prompt(self.template, [(instructions[i], f"{ratings[i]}</s>"), (self.explanation_prompt(candidates[i]), None)])
+                         for i in scored]
+                second = judge.generate(turns, [pictures[i] for i in scored], stop=stop, max_new_tokens=self.max_new_tokens,
+                                        dtype=torch_dtype) if scored else []
+                given = dict(zip(scored, second))
+                explanations += [self.explanation(given[i]) if i in given else None for i in rows]
+        unscored = [i for i, value in enumerate(ratings) if value is None]
+        if unscored:
+            named = "; ".join(f"predictions[{i}] answered {answers[i][:40]!r}" for i in unscored)
+            warnings.warn(f"{self.title}: the judge's answer to {len(unscored)} caption(s) gives no rating the released code "
+                          f"can score (it reuses the previous caption's score there); their scores are NaN and the corpus value "
+                          f"leaves them out: {named}", UnscoredAnswerWarning, stacklevel=3)
+        values = [math.nan if value is None else value for value in ratings]
+        details: dict[str, list] = {"answer": answers, "unscored": [value is None for value in ratings]}
+        if self.explain:
+            details["explanation"] = explanations
+        return Scores({self.primary: values}, corpus={self.primary: mean_defined(values)}, details=details)
+
+
+class FleurScorer(LlavaJudgeScorer):
+    """FLEUR (reference-free) or, with ``reference_based=True``, RefFLEUR: LLaVA-1.5 rates each caption 0.0–1.0
+    with the released prompt and ``llava_v1`` conversation; the rating smoothed over its digits' probabilities.
+
+    Example (a tiny random Llava stands in for LLaVA-1.5-13B; ``metrics/fleur`` has the module):
+        >>> import tempfile
+        >>> from capeval.backbones.llava import save_scripted_llava
+        >>> from capeval.samples import sample_image
+        >>> model = save_scripted_llava(tempfile.mkdtemp())
+        >>> out = FleurScorer(model, device="cpu").score(["a dog runs"], images=[str(sample_image())])
+        >>> round(out["fleur"][0], 4), out.details["answer"]
+        (0.5661, ['0.7'])
+    """
+
+    metric, title = "fleur", "FLEUR"
+    name = primary = "fleur"
+    default_models = "LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf, the transformers conversion of liuhaotian/llava-v1.5-13b)"
+    faithful_to = ("Yebin46/FLEUR `fleur.py`, `reffleur.py`, `fleur_exp.py` at b9cd6c9c: prompts, conversation, padding and "
+                   "score smoothing (to 1e-6 on synthetic answers)")
+    needs_references = False
+    references_optional = True
+    template = "llava_v1"
+
+    def __init__(self, model: Annotated[str, Opt("hub id or folder of a transformers Llava checkpoint (LLaVA-1.5-13B in the "
+                                                 "paper)", check=path_option)] = DEFAULT_LLAVA,
+                 *, reference_based: Annotated[bool, Opt("RefFLEUR: the released reffleur.py prompt with the references, "
+                                                         "joined by newlines")] = False,
+                 explain: Annotated[bool, Opt("ask fleur_exp.py's second turn (\"Why? Tell me the reason.\") and put the "
+                                              "answer in the details' `explanation`")] = False,
+                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, device: Device = None, dtype: WeightDtype = None):
+        super().__init__(model, None, explain, max_new_tokens, device, dtype)
+        self.reference_based = reference_based
+        self.needs_references = reference_based
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), **({"reference_based": True} if self.reference_based else {})}
+
+    def instruction(self, candidate: str, references: Sequence[str] | None) -> str:
+        if self.reference_based:
+            return REFFLEUR_PROMPT.format(references="\n".join(references or ()), candidate=candidate)
+        return FLEUR_PROMPT.format(candidate=candidate)
+
+    def explanation_prompt(self, candidate: str) -> str:
+        return FLEUR_EXPLANATION_PROMPT
+
+    def answer_text(self, generation: Generation) -> str:
+        return fleur_answer_text(generation.text)
