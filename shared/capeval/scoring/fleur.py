@@ -1,0 +1,293 @@
+"""FLEUR and RefFLEUR (Lee et al., ACL 2024): LLaVA-1.5 rates a caption from 0.0 to 1.0 and the printed rating is
+smoothed over the probabilities of its digits, as the released code (Yebin46/FLEUR ``fleur.py``, ``reffleur.py``)
+computes it. EXPERT (:mod:`capeval.scoring.expert`) smooths its rating with the same arithmetic.
+
+:func:`smoothed_score` carries the arithmetic, checked against the released code without a model
+(``scripts/build_llava_judge_goldens.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from typing import Annotated, Any, ClassVar, Sequence
+
+import torch
+
+from ..backbones.llava import TEMPLATES, Generation, LlavaJudge, load_llava, render_prompt
+from ..declaration import Opt
+from ..inputs import path_option
+from ..models import model_id, resolve_device
+from ..progress import progress
+from ..vision.images import open_image
+from .options import Device
+from .protocol import CaptionScorer, Scores
+from .spice import mean_defined
+
+
+def parsed_rating(text: str) -> float | None:
+    """The rating the released code reads from an answer: every character but digits and dots dropped, leading and
+    trailing dots stripped, ``float()`` of the rest; ``None`` where ``float()`` fails.
+
+    >>> parsed_rating("0.75"), parsed_rating("Score: 0.8."), parsed_rating("0.7 out of 1.0"), parsed_rating("good")
+    (0.75, 0.8, None, None)
+    """
+    digits_and_dots = re.sub(r"[^\d.]", "", text)
+    try:
+        return float(digits_and_dots.strip("."))
+    except ValueError:
+        return None
+
+
+def fleur_answer_text(decoded: str) -> str:
+    """What FLEUR's released code parses from its decoded output (special tokens kept): the text stripped, without
+    its last four characters, the end token ``</s>``. An answer cut off before the end token loses its digits.
+
+    >>> fleur_answer_text(" 0.75</s>"), fleur_answer_text(" 0.75")
+    ('0.75', '')
+    """
+    return decoded.strip()[:-4]
+
+
+def _digit_step(generated_ids: torch.Tensor, digit_id: int, pick: int) -> int | None:
+    """The position of ``digit_id`` among ``generated_ids`` as the released code finds it: the only one, else the
+    ``pick``-th (``None`` where there is none, or too few, as the released indexing raises)."""
+    positions = (generated_ids == digit_id).nonzero().squeeze()
+    if positions.dim() == 0:
+        return int(positions)
+    return int(positions[pick]) if pick < len(positions) else None
+
+
+def smoothed_score(text: str, generated_ids: Sequence[int], step_logits, digit_ids: Sequence[int], *,
+                   search_start: int = 0) -> float | None:
+    """The released FLEUR score of one answer: ``None`` where the released code cannot score it.
+
+    ``text`` is the answer as the released code parses it (FLEUR: the decoded output, stripped, without its last four
+    characters, the end token ``</s>``; EXPERT: decoded without special tokens); ``generated_ids`` the generated token
+    ids and ``step_logits`` (``[steps, vocab]``) the logits each step chose them from; ``digit_ids`` the ids of the
+    tokens '0'..'9'. The rating ``r`` must lie in [0, 1] and must print (``str(float)``) with a first decimal digit
+    ``d``. For ``r < 1`` the score is ``Σ_k k/10 · p_k`` with ``p`` the softmax over the whole vocabulary at the step
+    that generated ``d`` (its first occurrence among the generated ids, the second when ``d`` is 0 and occurs more than
+    once: "0.0"'s decimal), plus, when the printed rating has a second decimal digit, ``Σ_k k/100 · q_k`` at the
+    step of that digit (the second occurrence whenever it occurs more than once). For ``r = 1`` it is
+    ``0.9·p('0') + p('1')`` at the step of the one '1' (``None`` when '1' occurs not exactly once). A digit missing
+    from the generated ids gives ``None``.
+
+    ``search_start``: the released code looks for the digits among ``generated_ids[search_start:]`` and uses the
+    position found there as the step (EXPERT: 1, its ``output_ids[0, 1:]``). Arithmetic follows the released order in
+    the logits' dtype (the value is what the released code prints into a second turn).
+
+    >>> import torch
+    >>> logits = torch.full((4, 12), -9.0)
+    >>> logits[2, 7] = logits[2, 8] = 3.0      # step 2 chose '7' (id 7), with '8' as likely
+    >>> round(smoothed_score("0.7", [0, 10, 7, 11], logits, range(10)), 4)
+    0.75
+    >>> smoothed_score("0.7", [0, 10, 6, 11], logits, range(10)) is None   # no '7' was generated
+    True
+    """
+    rating = parsed_rating(text)
+    if rating is None or not 0 <= rating <= 1:
+        return None
+    ids = torch.as_tensor(list(generated_ids))[search_start:]
+    logits = torch.as_tensor(step_logits)
+    printed = str(rating)
+    if rating == 1.0:
+        step = (ids == digit_ids[1]).nonzero().squeeze()
+        if step.numel() != 1:
+            return None
+        probs = torch.softmax(logits[int(step)], dim=-1)
+        return float((0.9 * probs[digit_ids[0]] + probs[digit_ids[1]]).item())
+    if "." not in printed:  # e.g. 1e-05
+        return None
+    point = printed.index(".")
+    first = int(printed[point + 1])
+    first_step = _digit_step(ids, digit_ids[first], 1 if first == 0 else 0)
+    if first_step is None:
+        return None
+    probs = torch.softmax(logits[first_step], dim=-1)
+    score = torch.zeros((), dtype=probs.dtype)  # the released 0. + tensor: the same sum in the logits' dtype
+    for rate, token in enumerate(digit_ids):
+        score = score + probs[token] * rate * 0.1
+    if len(printed) > 3:
+        second_step = _digit_step(ids, digit_ids[int(printed[point + 2])], 1)
+        if second_step is None:
+            return None
+        probs = torch.softmax(logits[second_step], dim=-1)
+        for rate, token in enumerate(digit_ids):
+            score = score + probs[token] * rate * 0.01
+    return float(score.item())
+
+
+#: The released FLEUR instruction (Yebin46/FLEUR ``fleur.py`` at b9cd6c9c, line 74; the same in ``fleur_exp.py``).
+FLEUR_PROMPT = ("Your task is to evaluate and rate the caption on a scale of 0.0 to 1.0 based on the given Grading Criteria. "
+                "(Print Real Number Score ONLY)\n\nGrading Criteria:\n\n0.0: The caption does not describe the image at all.\n"
+                "1.0: The caption accurately and clearly describes the image.\n\nCaption: {candidate}\n\n"
+                "Score(Choose a rating from 0.0 to 1.0):")
+#: The released RefFLEUR instruction (``reffleur.py`` at b9cd6c9c, line 74): the references joined by newlines.
+REFFLEUR_PROMPT = ("Your task is to evaluate and rate the candidate caption on a scale of 0.0 to 1.0 based on the given "
+                   "Grading Criteria. (Print Real Number Score ONLY)\n\nGrading Criteria:\n\n0.0: The caption does not describe "
+                   "the image at all.\n1.0: The caption accurately and clearly describes the image.\n\nReference Captions: "
+                   "{references}\n\nCandidate Caption: {candidate}\n\nScore(Choose a rating from 0.0 to 1.0):")
+#: The second turn of ``fleur_exp.py`` (b9cd6c9c, line 93).
+FLEUR_EXPLANATION_PROMPT = "Why? Tell me the reason."
+DEFAULT_LLAVA = "llava-hf/llava-1.5-13b-hf"
+#: The released ``max_new_tokens``.
+MAX_NEW_TOKENS = 512
+#: Captions per generate() call.
+BATCH_SIZE = 8
+WEIGHT_DTYPES = (None, "float32", "bfloat16", "float16")
+
+
+#: The options the LLaVA judges share.
+MaxNewTokens = Annotated[int, Opt("tokens the judge may generate per answer (the released 512)", within="[1, inf)")]
+WeightDtype = Annotated[str | None, Opt("precision of the judge's weights; None: float16 on CUDA (the released loading), "
+                                        "float32 on CPU", choices=WEIGHT_DTYPES)]
+
+
+class UnscoredAnswerWarning(UserWarning):
+    """A judge's answer that the released code cannot score (its rating does not parse or lies outside [0, 1])."""
+
+
+def collapse_whitespace(text: str) -> str:
+    """The released scripts' reading of a caption: runs of whitespace as one space, none at the ends."""
+    return " ".join(text.split())
+
+
+class LlavaJudgeScorer(CaptionScorer):
+    """What FLEUR and EXPERT share: a LLaVA-1.5 judge asked for a 0.0–1.0 rating of each caption and its image,
+    greedy, the rating smoothed over its digits' probabilities (:func:`smoothed_score`); the explanation turn on
+    request. Subclasses give the conversation, the prompts and how the released code reads the answer."""
+
+    needs_images = True
+    value_range = (0.0, 1.0)
+    extras = ("models",)
+    column_names = ("rating",)
+    #: The LLaVA conversation of the released code.
+    template: ClassVar[str]
+    #: Where the released code starts looking for the digits among the generated ids (:func:`smoothed_score`).
+    search_start: ClassVar[int] = 0
+
+    def __init__(self, model: str, adapter: str | None, explain: bool, max_new_tokens: int, device, dtype: str | None):
+        self.model_name, self.adapter = model, adapter
+        self.explain, self.max_new_tokens = explain, max_new_tokens
+        self.device = resolve_device(device)
+        self.dtype = dtype or ("float16" if self.device.type == "cuda" else "float32")
+
+    @property
+    def judge(self) -> LlavaJudge:
+        return load_llava(self.model_name, adapter=self.adapter, device=self.device, dtype=self.dtype)
+
+    def instruction(self, candidate: str, references: Sequence[str] | None) -> str:
+        """The released first user message for ``candidate``."""
+        raise NotImplementedError
+
+    def explanation_prompt(self, candidate: str) -> str:
+        raise NotImplementedError
+
+    def answer_text(self, generation: Generation) -> str:
+        """The text of an answer that the released code parses."""
+        raise NotImplementedError
+
+    def explanation(self, generation: Generation) -> Any:
+        """What the details show of the explanation turn."""
+        return generation.text_without_special.strip()
+
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"model": model_id(self.model_name), "dtype": self.dtype}
+        if self.adapter is not None:
+            options["adapter"] = model_id(self.adapter)
+        if self.max_new_tokens != MAX_NEW_TOKENS:
+            options["max_new_tokens"] = self.max_new_tokens
+        return options
+
+    def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
+        """The smoothed rating of each caption (NaN, named in an :class:`UnscoredAnswerWarning`, where the answer
+        cannot be scored); the details hold each answer and, with ``explain``, the explanation."""
+        if images is None:
+            raise ValueError(f"{self.title} rates captions against images: pass images=[...] (one per caption)")
+        judge, batch_size = self.judge, batch_size or BATCH_SIZE
+        candidates = [collapse_whitespace(p) for p in predictions]
+        instructions = [self.instruction(c, None if references is None else references[i]) for i, c in enumerate(candidates)]
+        prompts = [render_prompt(self.template, [(text, None)]) for text in instructions]
+        pictures = [open_image(item, name=f"images[{i}]").convert("RGB") for i, item in enumerate(images)]
+        stop, digit_ids = TEMPLATES[self.template].stop, judge.digit_ids
+        torch_dtype = getattr(torch, self.dtype)
+        ratings, answers, explanations = [], [], []
+        for start in progress(range(0, len(prompts), batch_size), desc=self.title, show=show_progress):
+            rows = range(start, min(start + batch_size, len(prompts)))
+            first = judge.generate([prompts[i] for i in rows], [pictures[i] for i in rows], stop=stop,
+                                   max_new_tokens=self.max_new_tokens, dtype=torch_dtype)
+            batch = [smoothed_score(self.answer_text(g), g.ids, g.logits, digit_ids, search_start=self.search_start) for g in first]
+            ratings += batch
+            answers += [g.text_without_special.strip() for g in first]
+            if self.explain:
+                # The released second turn: the first answer replaced by the printed smoothed score and the end token
+                # (the released code stops at an answer it cannot score: no explanation there).
+                scored = [i for i, value in zip(rows, batch) if value is not None]
+                turns = [render_prompt(self.template, [(instructions[i], f"{ratings[i]}</s>"), (self.explanation_prompt(candidates[i]), None)])
+                         for i in scored]
+                second = judge.generate(turns, [pictures[i] for i in scored], stop=stop, max_new_tokens=self.max_new_tokens,
+                                        dtype=torch_dtype) if scored else []
+                given = dict(zip(scored, second))
+                explanations += [self.explanation(given[i]) if i in given else None for i in rows]
+        unscored = [i for i, value in enumerate(ratings) if value is None]
+        if unscored:
+            named = "; ".join(f"predictions[{i}] answered {answers[i][:40]!r}" for i in unscored)
+            warnings.warn(f"{self.title}: the judge's answer to {len(unscored)} caption(s) gives no rating the released code "
+                          f"can score (it reuses the previous caption's score there); their scores are NaN and the corpus value "
+                          f"leaves them out: {named}", UnscoredAnswerWarning, stacklevel=3)
+        values = [math.nan if value is None else value for value in ratings]
+        details: dict[str, list] = {"answer": answers, "unscored": [value is None for value in ratings]}
+        if self.explain:
+            details["explanation"] = explanations
+        return Scores({self.primary: values}, corpus={self.primary: mean_defined(values)}, details=details)
+
+
+class FleurScorer(LlavaJudgeScorer):
+    """FLEUR (reference-free) or, with ``reference_based=True``, RefFLEUR: LLaVA-1.5 rates each caption 0.0–1.0
+    with the released prompt and ``llava_v1`` conversation; the rating smoothed over its digits' probabilities.
+
+    Example (a tiny random Llava stands in for LLaVA-1.5-13B; ``metrics/fleur`` has the module):
+        >>> import tempfile
+        >>> from capeval.backbones.llava import save_scripted_llava
+        >>> from capeval.samples import sample_image
+        >>> model = save_scripted_llava(tempfile.mkdtemp())
+        >>> out = FleurScorer(model, device="cpu").score(["a dog runs"], images=[str(sample_image())])
+        >>> round(out["fleur"][0], 4), out.details["answer"]
+        (0.5661, ['0.7'])
+    """
+
+    metric, title = "fleur", "FLEUR"
+    name = primary = "fleur"
+    default_models = "LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf, the transformers conversion of liuhaotian/llava-v1.5-13b)"
+    faithful_to = ("Yebin46/FLEUR `fleur.py`, `reffleur.py`, `fleur_exp.py` at b9cd6c9c: prompts, conversation, padding and "
+                   "score smoothing (to 1e-6 on synthetic answers)")
+    needs_references = False
+    references_optional = True
+    template = "llava_v1"
+
+    def __init__(self, model: Annotated[str, Opt("hub id or folder of a transformers Llava checkpoint (LLaVA-1.5-13B in the "
+                                                 "paper)", check=path_option)] = DEFAULT_LLAVA,
+                 *, reference_based: Annotated[bool, Opt("RefFLEUR: the released reffleur.py prompt with the references, "
+                                                         "joined by newlines")] = False,
+                 explain: Annotated[bool, Opt("ask fleur_exp.py's second turn (\"Why? Tell me the reason.\") and put the "
+                                              "answer in the details' `explanation`")] = False,
+                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, device: Device = None, dtype: WeightDtype = None):
+        super().__init__(model, None, explain, max_new_tokens, device, dtype)
+        self.reference_based = reference_based
+        self.needs_references = reference_based
+
+    def options(self) -> dict[str, Any]:
+        return {**super().options(), **({"reference_based": True} if self.reference_based else {})}
+
+    def instruction(self, candidate: str, references: Sequence[str] | None) -> str:
+        if self.reference_based:
+            return REFFLEUR_PROMPT.format(references="\n".join(references or ()), candidate=candidate)
+        return FLEUR_PROMPT.format(candidate=candidate)
+
+    def explanation_prompt(self, candidate: str) -> str:
+        return FLEUR_EXPLANATION_PROMPT
+
+    def answer_text(self, generation: Generation) -> str:
+        return fleur_answer_text(generation.text)
