@@ -170,10 +170,17 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
     """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`
     (a local folder whose ``config.json`` is not JSON says so: :func:`local_config`).
 
+    A hub id that ``capeval download`` put in capeval's cache (:func:`capeval.needs.hub_snapshot`) loads from there.
     ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...). Its bars
     ("Loading weights") show only when capeval's progress bars do (``CAPEVAL_PROGRESS``).
     """
     local_config(name_or_path)
+    from .needs import hub_snapshot
+
+    # What `capeval download` fetched (or a folder copied with CAPEVAL_CACHE pointing at it) is read first.
+    snapshot = None if Path(str(name_or_path)).expanduser().exists() else hub_snapshot(str(name_or_path))
+    if snapshot is not None:
+        name_or_path = str(snapshot)
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)

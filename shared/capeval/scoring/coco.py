@@ -15,6 +15,7 @@ import shutil
 from typing import Annotated
 
 from ..declaration import MERGE_ALL, MERGE_SUM, OfflineRun, Opt
+from ..needs import MeteorTable
 from ..models import cached
 from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
@@ -205,6 +206,7 @@ class MeteorScorer(CocoScorer):
     name = primary = "meteor"
     merge = MERGE_ALL
     extras = ("meteor",)
+    needs = (MeteorTable(),)
     offline_runs = (OfflineRun("METEOR", note="METEOR 1.5 in pure Python; the first use caches the jar's paraphrase "
                                "table (about a minute)"),)
 
