@@ -18,7 +18,6 @@ serves a machine without network once ``CAPEVAL_CACHE=DIR`` points at it:
 
 from __future__ import annotations
 
-import glob
 import importlib.util
 import shutil
 import urllib.parse
@@ -27,55 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .models import ModelUnavailableError, hub_dir, hub_snapshot
 from .settings import cache_dir
+from .text.nltk_data import nltk_data_dir, use_nltk_data
 
 #: The nltk_data repository's commit whose package archives capeval installs, and where they are.
 NLTK_DATA_COMMIT = "550b6625bcef1f2abff2ff770a5a0d272c9c6b2a"
 NLTK_PACKAGES_URL = f"https://raw.githubusercontent.com/nltk/nltk_data/{NLTK_DATA_COMMIT}/packages"
 
 
-def hub_dir() -> Path:
-    """capeval's HuggingFace cache (huggingface_hub's layout): ``<CAPEVAL_CACHE>/hub``."""
-    return cache_dir() / "hub"
-
-
-def nltk_data_dir() -> Path:
-    """capeval's NLTK data folder: ``<CAPEVAL_CACHE>/nltk_data``."""
-    return cache_dir() / "nltk_data"
-
-
 def spacy_dir() -> Path:
     """capeval's spaCy pipelines: ``<CAPEVAL_CACHE>/spacy/<name>/``."""
     return cache_dir() / "spacy"
-
-
-def hub_snapshot(repo_id: str) -> Path | None:
-    """The folder of ``repo_id``'s snapshot in capeval's hub cache (what ``capeval download`` fetched or ``--from``
-    installed; the newest where there are several), or ``None``.
-
-    >>> hub_snapshot("no-such/model") is None
-    True
-    """
-    snapshots = hub_dir() / ("models--" + repo_id.replace("/", "--")) / "snapshots"
-    found = [folder for folder in snapshots.glob("*") if folder.is_dir() and any(folder.iterdir())] if snapshots.is_dir() else []
-    return max(found, key=lambda folder: folder.stat().st_mtime) if found else None
-
-
-#: The folder :func:`use_nltk_data` last put on NLTK's path.
-_NLTK_FOLDER: list[str] = []
-
-
-def use_nltk_data() -> None:
-    """Put capeval's NLTK data folder first on NLTK's search path (where ``CAPEVAL_CACHE`` points now, in place of
-    where it pointed before)."""
-    import nltk.data
-
-    folder = str(nltk_data_dir())
-    if _NLTK_FOLDER and _NLTK_FOLDER[0] != folder and _NLTK_FOLDER[0] in nltk.data.path:
-        nltk.data.path.remove(_NLTK_FOLDER[0])
-    _NLTK_FOLDER[:] = [folder]
-    if folder not in nltk.data.path:
-        nltk.data.path.insert(0, folder)
 
 
 def spacy_folder(name: str) -> Path | None:
@@ -171,7 +133,6 @@ class HubModel(Need):
     def fetch(self) -> None:
         from huggingface_hub import snapshot_download
 
-        from .models import ModelUnavailableError
         from .progress import library_bars
 
         try:
@@ -183,8 +144,7 @@ class HubModel(Need):
     def install_from(self, path: Path) -> None:
         """A checkpoint folder (config, weights, tokenizer) copied in as the pinned revision's snapshot."""
         if not (path / "config.json").is_file():
-            from .models import ModelUnavailableError
-
+    
             raise ModelUnavailableError(f"{path} is no checkpoint folder of {self.label} (no config.json in it)")
         snapshot = hub_dir() / ("models--" + self.label.replace("/", "--")) / "snapshots" / self.revision
         shutil.copytree(path, snapshot, dirs_exist_ok=True)
@@ -355,48 +315,6 @@ class JavaRuntime(Need):
 
     def fix(self, metric: str) -> str:
         return "apt-get install default-jre-headless"
-
-
-@dataclass(frozen=True)
-class CoreNlp(UrlFile):
-    """Stanford CoreNLP 3.6.0's two jars, from the release archive (:func:`capeval.scoring.spice.install_corenlp`)."""
-
-    kind: str = field(default="weights", kw_only=True)
-
-    def present(self) -> bool:
-        from .scoring.spice import CORENLP_JARS, corenlp_dir
-
-        return all((corenlp_dir() / name).is_file() for name in CORENLP_JARS)
-
-    def fetch(self) -> None:
-        from .scoring.spice import install_corenlp
-
-        install_corenlp(self.label)
-
-    def install_from(self, path: Path) -> None:
-        from .scoring.spice import install_corenlp
-
-        install_corenlp(path)
-
-
-@dataclass(frozen=True)
-class MeteorTable(Need):
-    """METEOR's paraphrase table, built once from pycocoevalcap's jar into capeval's cache (nothing to download)."""
-
-    label: str = "METEOR's paraphrase table (built from the jar)"
-
-    @property
-    def source(self) -> str:
-        return "built here from pycocoevalcap's meteor-1.5.jar"
-
-    def present(self) -> bool:
-        return bool(glob.glob(str(cache_dir() / "meteor" / "paraphrase-en-*" / "table.json")))
-
-    def fetch(self) -> None:
-        # The one call of METEOR's build: its module owns how the table is built and where it is kept.
-        from .scoring.meteor import paraphrase_cache, pycocoevalcap_jar
-
-        paraphrase_cache(pycocoevalcap_jar())
 
 
 @dataclass(frozen=True)

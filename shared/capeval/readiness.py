@@ -56,7 +56,8 @@ def lacking(metric: MetricEntry) -> tuple[tuple[Need, ...], tuple[str, ...]]:
 def fix_command(metric: str, needs: Iterable[Need], extras: Iterable[str]) -> str:
     """The one command that provides what a metric lacks.
 
-    >>> from capeval.needs import JavaRuntime, CoreNlp
+    >>> from capeval.needs import JavaRuntime
+    >>> from capeval.scoring.spice import CoreNlp
     >>> fix_command("spice", [JavaRuntime(), CoreNlp("https://example.org/corenlp.zip")], ["spice"])
     "pip install 'capeval[spice]' && apt-get install default-jre-headless && capeval download spice"
     """

@@ -38,6 +38,7 @@ import tempfile
 import warnings
 import zipfile
 from collections import deque
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Callable, Sequence
@@ -47,8 +48,8 @@ from tqdm.auto import tqdm
 from ..atomic import partial_file
 from ..checkpoints import copy_with_progress, file_digest, is_url, resolve_checkpoint
 from ..declaration import MERGE_ALL, OfflineRun, Opt
-from ..needs import CoreNlp, JavaRuntime
 from ..models import ModelUnavailableError
+from ..needs import JavaRuntime, UrlFile
 from ..progress import SHOW_AFTER_SECONDS, progress_enabled
 from ..settings import cache_dir
 from .coco import CocoScorer, Tokenizer
@@ -131,6 +132,23 @@ def install_corenlp(source: str | os.PathLike = CORENLP_URL, *, sha1: str | None
     if is_url(str(source)):
         archive.unlink()
     return corenlp_dir()
+
+
+@dataclass(frozen=True)
+class CoreNlp(UrlFile):
+    """Stanford CoreNLP 3.6.0's two jars, from the release archive (:func:`install_corenlp`)."""
+
+    kind: str = field(default="weights", kw_only=True)
+
+    def present(self) -> bool:
+        return all((corenlp_dir() / name).is_file() for name in CORENLP_JARS)
+
+    def fetch(self) -> None:
+        install_corenlp(self.label)
+
+    def install_from(self, path: Path) -> None:
+        install_corenlp(path)
+
 
 
 # --- The JVM -----------------------------------------------------------------------------------------------------------
