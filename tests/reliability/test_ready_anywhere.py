@@ -122,6 +122,12 @@ def test_score_names_what_it_leaves_out_and_unused_images_in_one_line_each(cache
     assert "--images given, but no metric of this call reads images: unused" in out and "Not run here" not in out
 
 
+def test_the_suite_space_names_what_it_leaves_out_by_the_same_check(cache):
+    from capeval.integrations.gradio_app import suite_missing
+
+    assert suite_missing()["umic"] == "lacks UMIC checkpoint, bert-base-cased (weights): `capeval download umic`"
+
+
 def test_evaluate_names_unused_images_and_what_its_default_set_leaves_out(cache):
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
