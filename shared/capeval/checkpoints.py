@@ -20,10 +20,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from .atomic import partial_file
 from .models import ModelUnavailableError
 from .progress import SHOW_AFTER_SECONDS, progress_enabled
-from .settings import cache_dir, offline
+from .settings import cache_dir, offline, url_mirror
 
 if TYPE_CHECKING:
     import torch
@@ -43,10 +42,8 @@ def cached_path_for(url: str) -> Path:
     return cache_dir() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / name
 
 
-def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | None, desc: str, chunk: int = 1 << 20,
-                       digest: Any = None) -> None:
-    """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled),
-    feeding ``digest`` (a ``hashlib`` object) on the way.
+def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | None, desc: str, chunk: int = 1 << 20) -> None:
+    """Copy a stream in ``chunk``-byte reads with a byte-count progress bar (shown after a second, if enabled).
 
     >>> import io
     >>> out = io.BytesIO(); copy_with_progress(io.BytesIO(b"x" * 5), out, total=5, desc="copy", chunk=2); out.getvalue()
@@ -57,8 +54,6 @@ def copy_with_progress(source: IO[bytes], target: IO[bytes], *, total: int | Non
     with bar:
         for block in iter(lambda: source.read(chunk), b""):
             target.write(block)
-            if digest is not None:
-                digest.update(block)
             bar.update(len(block))
 
 
@@ -93,36 +88,96 @@ def looks_like_html(head: bytes) -> bool:
     return start.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or (start.startswith(b"<!--") and b"<html" in start)
 
 
-def download(url: str, target: Path, *, what: str, sha256: str | None, timeout: float) -> None:
-    """Fetch ``url`` to ``target``, renamed into place only when it is complete and checked.
+def mirrored(url: str) -> str:
+    """``url`` with its scheme and host replaced by ``CAPEVAL_URL_MIRROR`` when set (an internal mirror, or a test
+    server, that serves the hosts' files at the same paths); the cache still knows the file by ``url``.
+
+    >>> import os; from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"CAPEVAL_URL_MIRROR": "http://127.0.0.1:8000/"}):
+    ...     mirrored("https://example.org/a/umic.pt?x=1")
+    'http://127.0.0.1:8000/a/umic.pt?x=1'
+    """
+    mirror = url_mirror()
+    if not mirror:
+        return url
+    parsed = urllib.parse.urlparse(url)
+    return mirror.rstrip("/") + urllib.parse.urlunparse(parsed._replace(scheme="", netloc=""))
+
+
+def file_digest(path: Path, algorithm: str) -> str:
+    """The hex digest of a file with one of ``hashlib``'s algorithms.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     _ = f.write(b"abc"); f.flush(); file_digest(Path(f.name), "sha1")
+    'a9993e364706816aba3e25717850c26c9cd0d89d'
+    """
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_file(path: Path, checksum: str | None, *, what: str) -> None:
+    """``ModelUnavailableError`` unless the file's digest is ``checksum`` (``"sha256:<hex>"``, ``"sha1:<hex>"``;
+    ``None``: nothing published to check)."""
+    if checksum is None:
+        return
+    algorithm, _, expected = checksum.partition(":")
+    found = file_digest(path, algorithm)
+    if found != expected.lower():
+        raise ModelUnavailableError(f"{what} has {algorithm.upper().replace('SHA', 'SHA-')} {found}, not the published {expected}: refused")
+
+
+def partial_path(target: Path) -> Path:
+    """Where a cut download of ``target`` is kept until a later call resumes it."""
+    return target.with_name(f".{target.name}.part")
+
+
+def download(url: str, target: Path, *, what: str, checksum: str | None, timeout: float) -> None:
+    """Fetch ``url`` (through :func:`mirrored`) to ``target``, renamed into place only when it is complete and checked;
+    a download cut short is kept beside it (:func:`partial_path`) and resumed by the next call (an HTTP range request;
+    a server that ignores it sends the whole file again).
 
     Refused: an HTML page (a login or error page served in the file's place, whether its ``Content-Type``
-    says so or only its first bytes), a body shorter than its ``Content-Length``, and a file whose SHA-256
-    differs from ``sha256`` (when given).
+    says so or only its first bytes), and a file whose digest differs from ``checksum`` (when given), which is
+    removed so that the next call starts afresh.
     """
-    with urllib.request.urlopen(url, timeout=timeout) as response, partial_file(target) as out:
-        head = response.read(SNIFF_BYTES)
-        if response.headers.get_content_type() == "text/html" or looks_like_html(head):
+    part = partial_path(target)
+    part.parent.mkdir(parents=True, exist_ok=True)
+    have = part.stat().st_size if part.is_file() else 0
+    request = urllib.request.Request(mirrored(url), headers={"Range": f"bytes={have}-"} if have else {})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        resumed = have > 0 and response.status == 206
+        head = b"" if resumed else response.read(SNIFF_BYTES)
+        if not resumed and (response.headers.get_content_type() == "text/html" or looks_like_html(head)):
             raise ModelUnavailableError(f"{url} returned an HTML page, not the {what} (a login, error or moved-file page?)")
-        expected = int(response.headers.get("Content-Length") or 0) or None
-        digest = hashlib.sha256(head)
-        out.write(head)
-        copy_with_progress(response, out, total=None if expected is None else expected - len(head), desc=f"downloading {target.name}",
-                           digest=digest)
-        received = out.tell()
-        if expected is not None and received != expected:
-            raise ModelUnavailableError(f"the download of {url} was cut short: {received:,} of {expected:,} bytes")
-        if sha256 is not None and digest.hexdigest() != sha256.lower():
-            raise ModelUnavailableError(f"the download of {url} has SHA-256 {digest.hexdigest()}, not the published {sha256}")
+        length = int(response.headers.get("Content-Length") or 0) or None
+        expected = None if length is None else length + (have if resumed else 0)
+        with open(part, "ab" if resumed else "wb") as out:
+            out.write(head)
+            copy_with_progress(response, out, total=None if length is None else length - len(head),
+                               desc=f"downloading {target.name}")
+            received = out.tell()
+    if expected is not None and received != expected:
+        raise ModelUnavailableError(f"the download of {url} was cut short: {received:,} of {expected:,} bytes "
+                                    "(run it again to resume)")
+    try:
+        check_file(part, checksum, what=f"the download of {url}")
+    except ModelUnavailableError:
+        part.unlink()
+        raise
+    os.replace(part, target)
 
 
 def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", sha256: str | None = None,
-                       timeout: float = 60.0) -> Path:
+                       checksum: str | None = None, timeout: float = 60.0) -> Path:
     """A local file for ``source``: a path, or a URL downloaded once into the cache.
 
     A download goes to a hidden partial file first and becomes the cached checkpoint only when it is whole
-    (its ``Content-Length``), is not an HTML page and, when ``sha256`` is given, has that digest; plain
-    ``http://`` is refused except from this machine.
+    (its ``Content-Length``), is not an HTML page and, when ``sha256`` (or ``checksum``, ``"<algorithm>:<hex>"``)
+    is given, has that digest; plain ``http://`` is refused except from this machine. A cut download resumes.
     """
     if not is_url(source):
         path = Path(source).expanduser()
@@ -138,7 +193,7 @@ def resolve_checkpoint(source: str | os.PathLike, *, what: str = "checkpoint", s
     if offline():
         raise ModelUnavailableError(f"The {what} is not cached and offline mode (HF_HUB_OFFLINE=1 or CAPEVAL_OFFLINE=1) forbids downloading it. {advice}")
     try:
-        download(url, target, what=what, sha256=sha256, timeout=timeout)
+        download(url, target, what=what, checksum=checksum or (f"sha256:{sha256}" if sha256 else None), timeout=timeout)
     except (OSError, http.client.HTTPException) as error:  # ModelUnavailableError is an OSError too
         raise ModelUnavailableError(f"Could not download the {what} from {url} ({error}). {advice}") from error
     return target

@@ -138,17 +138,19 @@ def run_score(args: argparse.Namespace) -> int:
     from .atomic import partial_file
     from .benchmarks.stats import kendall
     from .evaluation import evaluate_runs
-    from .registry import missing_extras
+    from .readiness import not_run_line, unused_inputs_line
     from .reports.tables import markdown_table, score_text
     from .scoring.protocol import NotedWarning, score_checked
 
     check_output(args)
     runs = runs_from_arguments(args)
-    if not args.metric and (missing := missing_extras()):
-        extras = sorted({extra for needed in missing.values() for extra in needed})
-        print(f"Not run here: {', '.join(missing)} (pip install 'capeval[{','.join(extras)}]').")
+    if not args.metric and (left_out := not_run_line(run.scorer.metric for run in runs)):
+        print(left_out)
     rows, source = read_input(args)
     visual = visual_inputs(args, rows, runs)
+    given = [flag for flag, value in (("--images", args.images), ("--features", args.features)) if value]
+    if unused := unused_inputs_line(runs, given):
+        print(unused)
     score: Callable[..., Scores] = score_checked
     if args.engine == "ray":
         from .distributed import score_on_ray
@@ -233,8 +235,9 @@ COMMANDS = {
                      ("models", "benchmarks")),
     "reproduce": ("capeval.benchmarks.reproduce", "re-run every cell of the seed papers' correlation tables",
                   ("models", "benchmarks")),
-    "download": ("capeval.scoring.spice", "download what a metric needs once, never while scoring: spice (Stanford CoreNLP 3.6.0)",
-                 ()),
+    "download": ("capeval.downloads", "fetch what metrics need (weights, data, CoreNLP) once, never while scoring; "
+                 "--to DIR for a machine without network", ()),
+    "doctor": ("capeval.readiness", "which metrics run here, and what each of the others lacks", ()),
 }
 
 

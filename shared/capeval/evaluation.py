@@ -271,8 +271,16 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
     >>> round(result.corpus["bleu"], 4), round(result.corpus["cider"], 4), result.per_caption.shape
     (0.8, 3.2465, (1, 2))
     """
+    from .readiness import not_run_line, unused_inputs_line, warn_once
+
     predictions = validate_predictions(predictions)
-    return evaluate_runs(metric_runs(metrics), predictions, references, images=images, region_features=region_features,
+    runs = metric_runs(metrics)
+    if isinstance(metrics, str) and metrics == "offline" and (left_out := not_run_line(run.scorer.metric for run in runs)):
+        warn_once(left_out)
+    given = [name for name, value in (("images", images), ("region_features", region_features)) if value is not None]
+    if unused := unused_inputs_line(runs, given):
+        warn_once(unused)
+    return evaluate_runs(runs, predictions, references, images=images, region_features=region_features,
                          batch_size=batch_size, show_progress=show_progress)
 
 

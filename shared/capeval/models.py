@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping
 
 from .progress import library_bars
-from .settings import offline
+from .settings import cache_dir, offline
 
 if TYPE_CHECKING:  # torch loads only when a model does, so text metrics run without it
     import torch
@@ -133,6 +133,23 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     return torch.device(device)
 
 
+def hub_dir() -> Path:
+    """capeval's HuggingFace cache (huggingface_hub's layout): ``<CAPEVAL_CACHE>/hub``."""
+    return cache_dir() / "hub"
+
+
+def hub_snapshot(repo_id: str) -> Path | None:
+    """The folder of ``repo_id``'s snapshot in capeval's hub cache (what ``capeval download`` fetched or ``--from``
+    installed; the newest where there are several), or ``None``.
+
+    >>> hub_snapshot("no-such/model") is None
+    True
+    """
+    snapshots = hub_dir() / ("models--" + repo_id.replace("/", "--")) / "snapshots"
+    found = [folder for folder in snapshots.glob("*") if folder.is_dir() and any(folder.iterdir())] if snapshots.is_dir() else []
+    return max(found, key=lambda folder: folder.stat().st_mtime) if found else None
+
+
 def _unavailable_message(name_or_path: str, what: str) -> str:
     if Path(name_or_path).expanduser().exists():
         return f"Could not load the {what} from the local path {name_or_path!r}: the folder exists but is not a valid checkpoint."
@@ -170,10 +187,15 @@ def load_pretrained(loader: Any, name_or_path: str, *, what: str = "model", **kw
     """Call ``loader.from_pretrained`` and turn "not found" into a :class:`ModelUnavailableError`
     (a local folder whose ``config.json`` is not JSON says so: :func:`local_config`).
 
+    A hub id that ``capeval download`` put in capeval's cache (:func:`hub_snapshot`) loads from there.
     ``loader`` is any class with ``from_pretrained`` (``AutoModel``, ``AutoTokenizer``, ...). Its bars
     ("Loading weights") show only when capeval's progress bars do (``CAPEVAL_PROGRESS``).
     """
     local_config(name_or_path)
+    # What `capeval download` fetched (or a folder copied with CAPEVAL_CACHE pointing at it) is read first.
+    snapshot = None if Path(str(name_or_path)).expanduser().exists() else hub_snapshot(str(name_or_path))
+    if snapshot is not None:
+        name_or_path = str(snapshot)
     if offline():
         # CAPEVAL_OFFLINE must stop transformers' downloads too, not only capeval's own.
         kwargs.setdefault("local_files_only", True)

@@ -4,6 +4,8 @@
   (default ``~/.cache/capeval``).
 - ``CAPEVAL_DATA``: where the benchmarks capeval does not ship (Polaris, Nebula, FOIL, LongCap-Arena) keep
   their released files, one folder per benchmark (default ``<CAPEVAL_CACHE>/data``).
+- ``CAPEVAL_URL_MIRROR``: a server (``scheme://host[:port]``) that serves the files capeval fetches from plain URLs
+  at the same paths as their hosts (an internal mirror); unset, each file comes from its own host.
 - Offline mode: ``CAPEVAL_OFFLINE=1``, or HuggingFace's own ``HF_HUB_OFFLINE=1`` /
   ``TRANSFORMERS_OFFLINE=1``; then nothing is downloaded and a missing checkpoint raises
   :class:`capeval.models.ModelUnavailableError` saying how to provide it.
@@ -49,6 +51,11 @@ def cache_dir() -> Path:
 def benchmark_data_dir() -> Path:
     """The folder holding one folder of released files per downloaded benchmark (``CAPEVAL_DATA``)."""
     return Path(os.environ.get("CAPEVAL_DATA") or cache_dir() / "data").expanduser()
+
+
+def url_mirror() -> str:
+    """``CAPEVAL_URL_MIRROR``, or ``""``."""
+    return os.environ.get("CAPEVAL_URL_MIRROR", "").strip()
 
 
 def offline() -> bool:

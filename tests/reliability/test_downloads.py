@@ -69,7 +69,7 @@ def test_a_complete_download_is_cached_once(server, cache):
 
 
 @pytest.mark.parametrize("path, message", [
-    ("/cut/umic.pt", "cut short|IncompleteRead"),
+    ("/cut/umic.pt", "cut short"),
     ("/login/umic.pt", "HTML page"),
     ("/bare/umic.pt", r"\(http://127.0.0.1:[0-9]+/bare/umic.pt returned an HTML page, not the checkpoint"),
 ])
@@ -77,7 +77,7 @@ def test_a_bad_download_is_never_cached(server, cache, path, message):
     for _ in range(2):  # and the second call does not return what the first one left
         with pytest.raises(ModelUnavailableError, match=message):
             checkpoints.resolve_checkpoint(f"{server}{path}")
-    assert cached_files(cache) == []
+    assert [name for name in cached_files(cache) if not name.startswith(".")] == []  # a cut one is kept hidden, to resume
 
 
 def test_a_body_shorter_than_the_sniffed_bytes_is_cached_whole(server, cache):

@@ -225,20 +225,26 @@ def suite_metrics(extra: Sequence[SpaceMetric] = ()) -> list[SpaceMetric]:
 
 
 def suite_missing() -> dict[str, str]:
-    """The offline configurations the suite cannot run here, each with what it lacks: an extra that is not installed,
-    or what scoring one sample caption says is missing (Java for SPICE); a configuration whose options need a model
-    that is not installed says so with its note."""
-    from ..registry import missing_extras
+    """What the suite cannot run here, each with what it lacks: an offline configuration that cannot run (what scoring
+    one sample caption says is missing, e.g. Java for SPICE; a configuration whose options need a model that is not
+    installed says so with its note), and every metric with no offline configuration that runs, with all it lacks and
+    the command that provides it (:func:`capeval.readiness.readiness`, the check ``capeval doctor`` makes)."""
+    from ..readiness import readiness
+    from ..registry import METRICS
 
-    missing = {f"{name} (every configuration)": f"pip install 'capeval[{','.join(extras)}]'"
-               for name, extras in missing_extras().items()}
-    for run in offline_runs():
+    missing = {}
+    runs = offline_runs()
+    for run in runs:
         if run.resolved_options() is not None:
             continue
         if callable(run.options):
             missing[run.label] = f"its offline model is not installed ({run.note})"
         else:
             missing[run.label] = missing_here(space_scorer(run.metric, run.options)) or "not available here"
+    with_runs = {run.metric for run in runs}
+    for name, metric in METRICS.items():
+        if name not in with_runs and (row := readiness(metric)).lacks:
+            missing[name] = f"lacks {', '.join(row.lacks)}: `{row.fix}`"
     return missing
 
 

@@ -38,6 +38,7 @@ from typing import Annotated, Any, Callable, Iterable, Mapping, Sequence
 
 from ..declaration import MERGE_SUM, Opt
 from ..file_contents import content_key, file_digest
+from ..needs import NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET, SpacyWheel, UrlFile
 from ..models import ModelUnavailableError, cached, model_id
 from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tag_texts
@@ -60,8 +61,17 @@ COUNTERS = ("chair_score", "chair_num", "safe_cover_score", "safe_cover_num", "h
 #: The counters' initial values in the released ``metrics.txt``: every denominator starts at 0.001.
 INITIAL_COUNTS = {name: 0.001 if name.endswith("_num") else 0 for name in COUNTERS}
 COLUMNS = ("amber_chair", "amber_cover", "amber_hal", "amber_cog")
-#: The spaCy pipeline AMBER's similarity uses (``python -m spacy download en_core_web_lg``).
+#: The spaCy pipeline AMBER's similarity uses (``python -m spacy download en_core_web_lg``), its released wheel
+#: (what spaCy's own download installs) and that wheel's SHA-256.
 DEFAULT_SPACY_MODEL = "en_core_web_lg"
+SPACY_WHEEL = ("https://github.com/explosion/spacy-models/releases/download/en_core_web_lg-3.8.0/"
+               "en_core_web_lg-3.8.0-py3-none-any.whl")
+SPACY_WHEEL_SHA256 = "293e9547a655b25499198ab15a525b05b9407a75f10255e405e8c3854329ab63"
+
+
+def released_url(name: str) -> str:
+    """Where AMBER's data file ``name`` is at :data:`AMBER_COMMIT`."""
+    return f"https://raw.githubusercontent.com/junyangwang0410/AMBER/{AMBER_COMMIT}/data/{name}"
 #: ``inference.py``'s ``--similarity_score``.
 DEFAULT_SIMILARITY = 0.8
 
@@ -230,7 +240,7 @@ def data_files(data_dir: str | os.PathLike | None) -> dict[str, Path]:
     from ..checkpoints import resolve_checkpoint
 
     try:
-        return {name: resolve_checkpoint(f"https://raw.githubusercontent.com/junyangwang0410/AMBER/{AMBER_COMMIT}/data/{name}",
+        return {name: resolve_checkpoint(released_url(name),
                                          what=f"AMBER {name}", sha256=digest) for name, digest in AMBER_FILES.items()}
     except ModelUnavailableError as error:
         raise AmberDataError(f"AMBER's data files are not available ({error}); {download_advice()}") from None
@@ -597,6 +607,9 @@ class AmberScorer(CaptionScorer):
     value_range = (0.0, 100.0)
     merge = MERGE_SUM
     extras = ("amber",)
+    needs = (*(UrlFile(released_url(name), f"sha256:{digest}", what=f"AMBER {name}") for name, digest in AMBER_FILES.items()),
+             NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET,
+             SpacyWheel(SPACY_WHEEL, f"sha256:{SPACY_WHEEL_SHA256}", what=f"spaCy's {DEFAULT_SPACY_MODEL}", pipeline=DEFAULT_SPACY_MODEL))
 
     def __init__(self, *,
                  data_dir: Annotated[str | None, Opt("AMBER's data/ folder (annotations.json, relation.json, safe_words.txt, "

@@ -30,6 +30,7 @@ import numpy as np
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
 from ..finite import unit_rows
+from ..needs import HubModel
 from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
@@ -259,6 +260,7 @@ class BertTbrScorer(CaptionScorer):
     default_models = "`bert-base-uncased`, layer 8, β = 0.4"
     faithful_to = 'the authors\' `run_metric.py`, quirks kept (`mode="code"`); the paper\'s formula with `mode="paper"`'
     extras = ("models",)
+    needs = (HubModel("bert-base-uncased"),)
     name = primary = "bert_tbr"
     offline_runs = (
         OfflineRun("BERT-TBR", lambda: None if (path := minilm_path()) is None else {"model_name": path, "layer": 6, "beta": 0.4},

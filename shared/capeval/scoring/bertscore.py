@@ -32,6 +32,7 @@ import numpy as np
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt, minilm_path
 from ..finite import unit_rows
+from ..needs import HubModel
 from ..inputs import path_option, sentences_option
 from ..models import model_id
 from ..progress import progress
@@ -70,6 +71,7 @@ class BERTScorer(CaptionScorer):
     column_names = ("precision", "recall", "f1")
     value_range = (-1.0, 1.0)
     extras = ("models", "bertscore")
+    needs = (HubModel(DEFAULT_MODEL),)
     offline_runs = (OfflineRun("BERTScore (MiniLM)", options=lambda: {"model_name": path, "layer": 6} if (path := minilm_path()) else None,
                                note="all-MiniLM-L6-v2 (layer 6) stands in for roberta-large", available=lambda: minilm_path() is not None),)
 

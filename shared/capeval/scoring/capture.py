@@ -45,6 +45,7 @@ import numpy as np
 
 from ..declaration import Opt
 from ..finite import unit_rows
+from ..needs import NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET, HubModel
 from ..inputs import path_option
 from ..models import local_config, model_id, resolve_device
 from ..text.english import pos_tag_texts, sent_tokenize
@@ -298,6 +299,7 @@ class CaptureScorer(CaptionScorer):
     column_names = COLUMNS
     extras = ("models", "capture")
     system_packages = ("wordnet-base",)
+    needs = (NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET, HubModel(DEFAULT_PARSER), HubModel(DEFAULT_ENCODER))
 
     def __init__(self, *, parser_model: Annotated[str, Opt("hub id or folder of the FACTUAL scene-graph parser (a T5)", check=path_option)] = DEFAULT_PARSER,
                  encoder_model: Annotated[str, Opt("hub id or folder of the sentence encoder of soft matching (mean pooling)",

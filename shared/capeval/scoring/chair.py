@@ -41,6 +41,7 @@ from typing import Annotated, Any, Callable, Collection, Iterable, Mapping, Sequ
 
 from ..declaration import MERGE_SUM, OfflineRun, Opt
 from ..file_contents import content_key
+from ..needs import NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET
 from ..models import ModelUnavailableError, cached
 from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tagger, punkt_english, word_tokenize
@@ -482,6 +483,7 @@ class ChairScorer(CaptionScorer):
     value_range = (0.0, 1.0)
     merge = MERGE_SUM
     extras = ("chair",)
+    needs = (NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET)
     offline_runs = (OfflineRun("CHAIR (original rules)", {"variant": "original"}, available=punkt_available,
                                note="Pattern's singularization; the references' objects stand in for COCO's annotations"),)
 

@@ -33,6 +33,7 @@ from ..backbones.clip import DEFAULT_MODEL, ClipEncoder, PixelStatistics, load_c
 from ..backbones.precision import DTYPES
 from ..declaration import Opt
 from ..finite import require_finite, unit_rows
+from ..needs import HubModel, Need, NotPublic
 from ..inputs import path_option
 from ..models import ModelUnavailableError, cached, load_pretrained, model_id, resolve_device
 from .options import Device, Dtype
@@ -123,6 +124,7 @@ class ClipScoreScorer(CaptionScorer):
     needs_images = True
     value_range = (0.0, None)
     extras = ("models", "clip")
+    needs: ClassVar[tuple[Need, ...]] = (HubModel(DEFAULT_MODEL),)
 
     def __init__(self, *, model_name: Annotated[str, Opt("hub id or folder of the CLIP model and its tokenizer", check=path_option)] = DEFAULT_MODEL,
                  checkpoint: Annotated[str | None, Opt("path or URL of a torch.save file whose OpenAI-layout state dict "
@@ -213,6 +215,8 @@ class PacScoreScorer(ClipScoreScorer):
     downloaded once. ``model_name`` gives the architecture and tokenizer only."""
 
     metric, title = "pac_score", "PAC-S / RefPAC-S"
+    needs = (HubModel(DEFAULT_MODEL), NotPublic("PAC-S's clip_ViT-B-32.pth (no public download)",
+                                                how="pass checkpoint=PATH to the file aimagelab/pacscore's README links"))
     default_models = "CLIP ViT-B/32 with the released PAC-S checkpoint, w = 2.0"
     faithful_to = 'aimagelab/pacscore\'s `pac_score.py` (`mode="code"`), to 1e-5'
     name = "pac_score"

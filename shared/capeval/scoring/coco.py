@@ -11,13 +11,17 @@ PTB-tokenized text (:func:`capeval.text.ptb.tokenize_corpus`).
 from __future__ import annotations
 
 import functools
+import glob
 import shutil
+from dataclasses import dataclass
 from typing import Annotated
 
 from ..declaration import MERGE_ALL, MERGE_SUM, OfflineRun, Opt
 from ..models import cached
+from ..needs import Need
 from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
+from ..settings import cache_dir
 from ..text.reference_corpus import IDF_SOURCES, reference_sets
 from .meteor import aggregate, load_resources, meteor, pycocoevalcap_jar
 from .meteor_jar import MeteorProcess, meteor_inputs
@@ -186,6 +190,27 @@ def meteor_process() -> MeteorProcess:
 METEOR_ENGINES = ("python", "jar")
 
 
+@dataclass(frozen=True)
+class MeteorTable(Need):
+    """METEOR's paraphrase table, built once from pycocoevalcap's jar into capeval's cache (nothing to download)."""
+
+    label: str = "METEOR's paraphrase table (built from the jar)"
+
+    @property
+    def source(self) -> str:
+        return "built here from pycocoevalcap's meteor-1.5.jar"
+
+    def present(self) -> bool:
+        return bool(glob.glob(str(cache_dir() / "meteor" / "paraphrase-en-*" / "table.json")))
+
+    def fetch(self) -> None:
+        # The one call of METEOR's build: its module owns how the table is built and where it is kept.
+        from .meteor import paraphrase_cache, pycocoevalcap_jar
+
+        paraphrase_cache(pycocoevalcap_jar())
+
+
+
 class MeteorScorer(CocoScorer):
     """METEOR 1.5 as the toolkit's jar computes it; the corpus value is METEOR's aggregate over summed statistics.
 
@@ -205,6 +230,7 @@ class MeteorScorer(CocoScorer):
     name = primary = "meteor"
     merge = MERGE_ALL
     extras = ("meteor",)
+    needs = (MeteorTable(),)
     offline_runs = (OfflineRun("METEOR", note="METEOR 1.5 in pure Python; the first use caches the jar's paraphrase "
                                "table (about a minute)"),)
 

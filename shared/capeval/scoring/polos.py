@@ -35,6 +35,7 @@ from ..backbones.common import length_batches, pad_ids
 from ..backbones.polos import CLIP_PROMPT, RELEASED_CHECKPOINT, PolosModel, load_polos, polos_features
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..declaration import Opt
+from ..needs import HubModel, UrlFile
 from ..finite import require_finite
 from ..inputs import path_option
 from ..models import cached, model_id, resolve_device
@@ -98,6 +99,8 @@ class PolosScorer(CaptionScorer):
     default_models = "the released Polos checkpoint (SimCSE RoBERTa + CLIP ViT-B/32)"
     faithful_to = 'keio-smilab24/Polos `predict()` (one caption at a time; `mode="code"`: its batches), to 1e-5'
     extras = ("models",)
+    needs = (UrlFile(RELEASED_CHECKPOINT, what="Polos checkpoint archive", kind="weights"), HubModel(DEFAULT_CLIP),
+             HubModel("princeton-nlp/sup-simcse-roberta-base"))
     name = primary = "polos"
     needs_images = True
     value_range = (0.0, 1.0)

@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import capeval
 from capeval.declaration import MERGE_MEAN, OfflineRun, check_declared
+from capeval.needs import Need
 from capeval.text.idf import DocumentFrequencies
 
 
@@ -151,6 +152,10 @@ class CaptionScorer(abc.ABC):
     extras: ClassVar[tuple[str, ...]] = ()
     #: Debian packages the metric needs (its Space's ``packages.txt``), e.g. a Java runtime.
     system_packages: ClassVar[tuple[str, ...]] = ()
+    #: What its default configuration needs beyond its extras (:mod:`capeval.needs`: weights at a pinned revision,
+    #: data files with their checksums, NLTK's data, a spaCy pipeline, CoreNLP, Java), which ``capeval download``
+    #: fetches and ``capeval doctor`` checks.
+    needs: ClassVar[tuple[Need, ...]] = ()
     #: The models and data files its default configuration uses (the paper's), as Markdown; ``""`` for none. The metric
     #: tables of the README and the docs show it (``scripts/write_cards.py`` writes them).
     default_models: ClassVar[str] = ""

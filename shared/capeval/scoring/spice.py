@@ -26,7 +26,6 @@ computes it. What users of every wrapper hit, and what capeval does instead:
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
@@ -39,6 +38,7 @@ import tempfile
 import warnings
 import zipfile
 from collections import deque
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Callable, Sequence
@@ -46,9 +46,10 @@ from typing import Annotated, Callable, Sequence
 from tqdm.auto import tqdm
 
 from ..atomic import partial_file
-from ..checkpoints import copy_with_progress, is_url, resolve_checkpoint
+from ..checkpoints import copy_with_progress, file_digest, is_url, resolve_checkpoint
 from ..declaration import MERGE_ALL, OfflineRun, Opt
 from ..models import ModelUnavailableError
+from ..needs import JavaRuntime, UrlFile
 from ..progress import SHOW_AFTER_SECONDS, progress_enabled
 from ..settings import cache_dir
 from .coco import CocoScorer, Tokenizer
@@ -107,14 +108,6 @@ def corenlp_jars() -> list[Path]:
     return jars
 
 
-def sha1_of(path: Path) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def install_corenlp(source: str | os.PathLike = CORENLP_URL, *, sha1: str | None = None) -> Path:
     """Install CoreNLP's two jars from the release archive (a URL, downloaded through capeval's checkpoint cache with a
     progress bar, or a local copy), refusing an archive whose SHA-1 is not ``sha1`` (default :data:`CORENLP_SHA1`);
@@ -124,7 +117,7 @@ def install_corenlp(source: str | os.PathLike = CORENLP_URL, *, sha1: str | None
     """
     archive = resolve_checkpoint(source, what="Stanford CoreNLP 3.6.0 archive")
     sha1 = sha1 or CORENLP_SHA1
-    found = sha1_of(archive)
+    found = file_digest(archive, "sha1")
     if found != sha1:
         if is_url(str(source)):
             archive.unlink()  # a later try downloads it afresh
@@ -141,20 +134,21 @@ def install_corenlp(source: str | os.PathLike = CORENLP_URL, *, sha1: str | None
     return corenlp_dir()
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``capeval download``: fetch what a metric needs once, never while scoring."""
-    parser.add_argument("what", choices=("spice",), help="spice: Stanford CoreNLP 3.6.0, which SPICE's jar parses captions with")
-    parser.add_argument("--from", dest="source", metavar="FILE",
-                        help="install from a copy of stanford-corenlp-full-2015-12-09.zip on disk instead of downloading it")
-    parser.set_defaults(run=run_download)
+@dataclass(frozen=True)
+class CoreNlp(UrlFile):
+    """Stanford CoreNLP 3.6.0's two jars, from the release archive (:func:`install_corenlp`)."""
 
+    kind: str = field(default="weights", kw_only=True)
 
-def run_download(args: argparse.Namespace) -> int:
-    try:
-        print(f"Stanford CoreNLP 3.6.0 is already installed in {corenlp_jars()[0].parent}")
-    except ModelUnavailableError:
-        print(f"Installed Stanford CoreNLP 3.6.0 in {install_corenlp(args.source or CORENLP_URL)}")
-    return 0
+    def present(self) -> bool:
+        return all((corenlp_dir() / name).is_file() for name in CORENLP_JARS)
+
+    def fetch(self) -> None:
+        install_corenlp(self.label)
+
+    def install_from(self, path: Path) -> None:
+        install_corenlp(path)
+
 
 
 # --- The JVM -----------------------------------------------------------------------------------------------------------
@@ -471,6 +465,7 @@ class SpiceScorer(CocoScorer):
     merge = MERGE_ALL
     extras = ("spice",)
     system_packages = ("default-jre-headless",)
+    needs = (JavaRuntime(), CoreNlp(CORENLP_URL, f"sha1:{CORENLP_SHA1}", what="Stanford CoreNLP 3.6.0"))
     offline_runs = (OfflineRun("SPICE", note="SPICE 1.0 jar with Stanford CoreNLP 3.6.0; the JVM loads CoreNLP's models first",
                                available=spice_ready),)
     #: Captions per JVM run (a failed run is retried in halves).

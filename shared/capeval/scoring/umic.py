@@ -24,6 +24,7 @@ from ..backbones.common import device_batch_size, length_batches, pad_ids, pad_r
 from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.uniter import load_uniter_scorer
 from ..declaration import Opt
+from ..needs import HubModel, UrlFile
 from ..finite import require_finite
 from ..inputs import path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
@@ -126,6 +127,7 @@ class UmicScorer(CaptionScorer):
     faithful_to = "the released `compute_metric.py` and UNITER data code (lower-casing, box selection, no truncation)"
     inputs_note = "the image as BUTD region features"
     extras = ("models",)
+    needs = (UrlFile(DEFAULT_CHECKPOINT, what="UMIC checkpoint", kind="weights"), HubModel(DEFAULT_TOKENIZER))
     name = primary = "umic"
     needs_references = False
     needs_images = True

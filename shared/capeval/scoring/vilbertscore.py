@@ -39,6 +39,7 @@ from ..backbones.precision import autocast_forward, reduced_precision
 from ..backbones.vilbert import DEFAULT_CONFIG_NAME, VilbertModel, load_vilbert, read_vilbert_config
 from ..declaration import Opt
 from ..finite import require_finite, unit_rows
+from ..needs import HubModel, UrlFile
 from ..inputs import path_option
 from ..models import load_hf_tokenizer, model_id, resolve_device
 from ..progress import progress
@@ -291,6 +292,7 @@ class VilbertScoreScorer(CaptionScorer):
                    "an independent transcription")
     inputs_note = "the image as ViLBERT or BUTD region features"
     extras = ("models",)
+    needs = (UrlFile(MULTI_TASK_CHECKPOINT, what="ViLBERT checkpoint", kind="weights"), HubModel(DEFAULT_TOKENIZER))
     name = "vilbertscore"
     primary = "f1"
     column_names = ("precision", "recall", "f1")

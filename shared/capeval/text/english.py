@@ -25,8 +25,13 @@ TEXTS_PER_BATCH = 1024
 
 
 def _nltk_resource(name: str):
-    """An NLTK data resource (a folder, or a folder inside a zip), or ``None`` where NLTK's data path lacks it."""
+    """An NLTK data resource (a folder, or a folder inside a zip), or ``None`` where NLTK's data path (capeval's own
+    folder first: :func:`capeval.needs.use_nltk_data`) lacks it."""
     import nltk.data
+
+    from .nltk_data import use_nltk_data
+
+    use_nltk_data()
 
     try:
         return nltk.data.find(name)
@@ -256,12 +261,15 @@ def pos_tagger() -> PerceptronTags:
     def load() -> PerceptronTags:
         from nltk.tag.perceptron import PerceptronTagger
 
+        from .nltk_data import use_nltk_data
+
+        use_nltk_data()
         try:
             tagger = PerceptronTagger()
         except LookupError:
             raise ModelUnavailableError(
-                f"NLTK's POS tagger weights are not installed: run python -m nltk.downloader {tagger_resource()} "
-                "(no package index ships them)") from None
+                f"NLTK's POS tagger weights are not installed: run capeval download chair (or python -m nltk.downloader "
+                f"{tagger_resource()}; no package index ships them)") from None
         return PerceptronTags(tagger.model.weights, tagger.tagdict, tagger.model.classes)
 
     return cached(("nltk", "pos_tagger"), load)

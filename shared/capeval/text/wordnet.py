@@ -69,6 +69,9 @@ def wordnet_source() -> str:
         return configured
     import nltk.data
 
+    from .nltk_data import use_nltk_data
+
+    use_nltk_data()
     try:
         found = nltk.data.find("corpora/wordnet")
     except LookupError:
@@ -80,7 +83,7 @@ def wordnet_source() -> str:
     if (DEBIAN_FOLDER / "data.noun").is_file():
         return str(DEBIAN_FOLDER)
     raise WordNetUnavailableError(
-        "WordNet 3.0 is not installed: run python -m nltk.downloader wordnet, or apt-get install wordnet-base (Debian, "
+        "WordNet 3.0 is not installed: run capeval download chair (or python -m nltk.downloader wordnet), or apt-get install wordnet-base (Debian, "
         f"Ubuntu: its files in {DEBIAN_FOLDER}), or set CAPEVAL_WORDNET to a WordNet dict folder")
 
 
@@ -208,6 +211,9 @@ def wordnet() -> WordNet:
     """
     import nltk.data
 
+    from .nltk_data import use_nltk_data
+
+    use_nltk_data()
     # Where it is found is looked up once per configuration (the lookup searches NLTK's data path).
     source = cached(("wordnet-source", os.environ.get("CAPEVAL_WORDNET"), tuple(nltk.data.path)), wordnet_source)
     return cached(("wordnet", source), lambda: WordNet(_file_opener(source), lambda: _nltk_reader(source)))

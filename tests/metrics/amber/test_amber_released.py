@@ -120,8 +120,8 @@ def test_without_the_taggers_weights_the_error_says_what_to_download(monkeypatch
     monkeypatch.setattr(nltk.data, "find", lambda name, *args, **kwargs: (_ for _ in ()).throw(LookupError(name))
                         if name.startswith("taggers/") else find(name, *args, **kwargs))
     monkeypatch.setattr(nltk, "download", lambda *args, **kwargs: pytest.fail("downloaded while scoring"))
-    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run python -m nltk.downloader "
-                                                    "averaged_perceptron_tagger_eng"):
+    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run capeval download chair \\(or python -m "
+                                                    "nltk.downloader averaged_perceptron_tagger_eng"):
         NounExtractor()(["A dog sleeps on a sofa."])
 
 

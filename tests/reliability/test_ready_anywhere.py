@@ -1,0 +1,166 @@
+"""`capeval download` and `capeval doctor` (issue 35): what each metric declares it needs is fetched once from the
+hosts (a loopback server stands in for them, at their paths), checked, resumed after a cut, refused with a wrong
+checksum, written into one folder a machine without network uses through CAPEVAL_CACHE; the doctor's table and the
+one-line messages of the default sets name what is left out and why."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import warnings
+import zipfile
+
+import pytest
+
+import capeval
+import tiny_models
+from capeval import cli
+from capeval.models import ModelUnavailableError
+from capeval.needs import NltkPackage, UrlFile
+from capeval.readiness import NotRunHereWarning, doctor
+from fixtures import REPO
+from fixtures.hub import hosts_handler, hub_files
+from fixtures.loopback import download_cache, serving
+
+BODY = bytes(range(256)) * 400
+URL = "https://example.org/files/data.bin"
+
+
+def sha256(body: bytes) -> str:
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no checkpoint of the machine's own HuggingFace cache counts
+    return download_cache(tmp_path / "cache", monkeypatch)
+
+
+def test_a_cut_download_resumes_where_it_stopped_and_is_checked(cache, monkeypatch):
+    seen = []
+    with serving(hosts_handler({"/files/data.bin": BODY}, {}, cut_once={"/files/data.bin"}, seen=seen)) as url:
+        monkeypatch.setenv("CAPEVAL_URL_MIRROR", url)
+        need = UrlFile(URL, sha256(BODY))
+        with pytest.raises(ModelUnavailableError, match=r"cut short: 34,133 of 102,400 bytes \(run it again to resume\)"):
+            need.fetch()
+        assert not need.present()
+        need.fetch()
+    assert seen == [("/files/data.bin", None), ("/files/data.bin", "bytes=34133-")]
+    assert need.present() and need.cached().read_bytes() == BODY
+
+
+def test_a_wrong_checksum_is_refused_and_nothing_is_kept(cache, monkeypatch):
+    with serving(hosts_handler({"/files/data.bin": BODY}, {})) as url:
+        monkeypatch.setenv("CAPEVAL_URL_MIRROR", url)
+        need = UrlFile(URL, "sha256:00ff")
+        with pytest.raises(ModelUnavailableError, match="has SHA-256 [0-9a-f]{64}, not the published 00ff: refused"):
+            need.fetch()
+    assert not need.present() and [p for p in cache.rglob("*") if p.is_file()] == []
+
+
+def test_a_cache_that_cannot_be_written_is_one_line_before_any_download(monkeypatch, capsys):
+    download_cache("/proc/capeval-cache", monkeypatch)  # not even root may make a folder there
+    assert cli.main(["download", "umic"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("capeval download: cannot write to /proc/capeval-cache") and err.count("\n") == 1
+
+
+def test_offline_each_missing_item_is_one_line_with_url_checksum_and_from(cache, monkeypatch, capsys):
+    monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
+    assert cli.main(["download", "umic"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "UMIC checkpoint: offline, not fetched: https://archive.org/download/umic_data/umic.pt (no published checksum): "
+        "bring a copy and run capeval download umic --from PATH/umic.pt",
+        "bert-base-cased (weights): offline, not fetched: https://huggingface.co/bert-base-cased (revision main): "
+        "bring a copy and run capeval download umic --from PATH/bert-base-cased"]
+
+
+def test_from_installs_a_copy_the_user_brings_only_with_its_checksum(cache, tmp_path):
+    archive = tmp_path / "averaged_perceptron_tagger_eng.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("averaged_perceptron_tagger_eng/weights.json", "{}")
+    tagger = NltkPackage("https://example.org/taggers/averaged_perceptron_tagger_eng.zip", sha256(archive.read_bytes()),
+                         what="tagger", resource="taggers/averaged_perceptron_tagger_eng/weights.json")
+    with pytest.raises(ModelUnavailableError, match="not the published 00ff"):
+        NltkPackage(tagger.label, "sha256:00ff", resource=tagger.resource).install_from(archive)
+    assert not tagger.present()
+    tagger.install_from(archive)
+    assert tagger.present() and (cache / "nltk_data" / "taggers" / "averaged_perceptron_tagger_eng" / "weights.json").is_file()
+
+
+def test_download_from_names_what_it_matches(cache, tmp_path, capsys):
+    stray = tmp_path / "stray.bin"
+    stray.write_bytes(b"x")
+    assert cli.main(["download", "umic", "--from", str(stray)]) == 2
+    assert "no missing item is named 'stray.bin'; name the copy as one of ['bert-base-cased', 'umic.pt']" in capsys.readouterr().err
+    assert cli.main(["download", "no_such_metric"]) == 2
+
+
+def test_doctor_lists_every_metric_with_all_it_lacks_and_one_command(cache, capsys):
+    rows = {row.metric: row for row in doctor()}
+    assert set(rows) == set(capeval.METRICS)
+    assert (rows["bleu"].runs, rows["bleu"].lacks, rows["bleu"].fix) == (True, (), "")
+    assert rows["umic"].runs is False and rows["umic"].lacks == ("UMIC checkpoint", "bert-base-cased (weights)")
+    assert rows["umic"].fix == "capeval download umic"
+    assert rows["pac_score"].lacks[-1] == "PAC-S's clip_ViT-B-32.pth (no public download)"
+    assert rows["pac_score"].fix.startswith("pass checkpoint=PATH")
+    assert capeval.doctor() == list(rows.values())
+    assert cli.main(["doctor"]) == 0
+    table = capsys.readouterr().out
+    assert "| bleu | yes |  |  |" in table and "| umic | no | UMIC checkpoint; bert-base-cased (weights) | `capeval download umic` |" in table
+
+
+def test_score_names_what_it_leaves_out_and_unused_images_in_one_line_each(cache, tmp_path, capsys):
+    assert cli.main(["score", "--offline", "bleu"]) == 0
+    out = capsys.readouterr().out
+    left_out = [line for line in out.splitlines() if line.startswith("Not run here: ")]
+    assert len(left_out) == 1 and "umic (lacks UMIC checkpoint, bert-base-cased (weights): capeval download umic)" in left_out[0]
+    assert "cider (runs here: name it to run it)" in left_out[0]
+    assert cli.main(["score", "--metric", "bleu", "--images", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "--images given, but no metric of this call reads images: unused" in out and "Not run here" not in out
+
+
+def test_the_suite_space_names_what_it_leaves_out_by_the_same_check(cache):
+    from capeval.integrations.gradio_app import suite_missing
+
+    assert suite_missing()["umic"] == "lacks UMIC checkpoint, bert-base-cased (weights): `capeval download umic`"
+
+
+def test_evaluate_names_unused_images_and_what_its_default_set_leaves_out(cache):
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        capeval.evaluate(["a dog"], [["a dog runs"]], images=["x.jpg"], metrics=["bleu"])
+        capeval.evaluate(["a dog"], [["a dog runs"]])
+    messages = [str(w.message) for w in shown if issubclass(w.category, NotRunHereWarning)]
+    assert messages[0].startswith("images given, but no metric of this call reads images: unused")
+    assert any(m.startswith("Not run here: ") and "umic (lacks UMIC checkpoint" in m for m in messages[1:])
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_download_all_to_a_folder_then_score_there_without_network(tmp_path):
+    """The Done-when: the hosts (a loopback server) serve the tiny stand-in checkpoints; `capeval download --to DIR`
+    fills DIR; a fresh process with offline mode, the server stopped and CAPEVAL_CACHE=DIR scores with them."""
+    folder = tiny_models.save_tiny_bert(tmp_path / "tiny", num_layers=8)
+    files = hub_files("bert-base-uncased", folder)
+    umic = b"umic stand-in " * 100
+    files["/download/umic_data/umic.pt"] = umic
+    repos = {"bert-base-uncased": sorted(p.split("/resolve/")[1].split("/", 1)[1] for p in files if "/resolve/" in p)}
+    env = {key: value for key, value in os.environ.items() if key not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "CAPEVAL_OFFLINE")}
+    env["HF_HOME"] = str(tmp_path / "hf")
+    target = tmp_path / "ready"
+    command = [sys.executable, "-m", "capeval.cli"]
+    with serving(hosts_handler(files, repos)) as url:
+        done = subprocess.run([*command, "download", "bleu", "bert_tbr", "--to", str(target)], capture_output=True, text=True,
+                              env={**env, "HF_ENDPOINT": url, "CAPEVAL_URL_MIRROR": url}, cwd=REPO, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"Everything fetched is in {target}: on a machine without network, set CAPEVAL_CACHE={target}"
+    offline = {**env, "HF_HUB_OFFLINE": "1", "CAPEVAL_OFFLINE": "1", "CAPEVAL_CACHE": str(target)}
+    scored = subprocess.run([*command, "score", "--metric", "bert_tbr", "--metric", "bleu"], capture_output=True, text=True,
+                            env=offline, cwd=REPO, timeout=600)
+    assert scored.returncode == 0, scored.stderr
+    assert "- bert_tbr: " in scored.stdout and "- bleu: " in scored.stdout
+    doctor_out = subprocess.run([*command, "doctor"], capture_output=True, text=True, env=offline, cwd=REPO, timeout=600).stdout
+    assert "| bert_tbr | yes |" in doctor_out
