@@ -64,3 +64,23 @@ def test_a_row_without_an_image_is_one_line_and_exit_2(tmp_path, capsys):
     code, _ = score(tmp_path, [1, 2], key="photo")
     err = capsys.readouterr().err
     assert code == 2 and "row 0 has no image: chair(variant=original,objects=objects.json) need(s) each row's image id" in err
+
+
+def test_beside_a_metric_that_reads_pixels_the_images_are_files(tmp_path):
+    """Ids pass as they are only when every image metric takes ids: a pixel metric in the run needs the files."""
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    from capeval.cli import UsageError, visual_inputs
+
+    by_id = SimpleNamespace(label="chair", scorer=SimpleNamespace(needs_images=True, image_id_example="391895"))
+    pixels = SimpleNamespace(label="clip_score", scorer=SimpleNamespace(needs_images=True, image_id_example=""))
+    text = SimpleNamespace(label="bleu", scorer=SimpleNamespace(needs_images=False, image_id_example=""))
+    rows = [{"image": 1}, {"image": "2.jpg"}]
+    assert visual_inputs(Namespace(images=None, features=None), rows, [by_id, text]) == {"images": [1, "2.jpg"]}
+    with pytest.raises(UsageError, match="chair, clip_score need"):
+        visual_inputs(Namespace(images=None, features=None), rows, [by_id, pixels])
+    for name in ("1", "2.jpg"):
+        (tmp_path / name).write_bytes(b"")
+    assert visual_inputs(Namespace(images=str(tmp_path), features=None), rows, [by_id, pixels]) == \
+        {"images": [str(tmp_path / "1"), str(tmp_path / "2.jpg")]}

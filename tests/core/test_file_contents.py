@@ -34,3 +34,18 @@ def test_a_settled_files_digest_is_remembered_and_a_fresh_ones_is_not(tmp_path, 
     file_contents._DIGESTS.clear()
     file_digest(path)
     assert file_contents._DIGESTS == {}
+
+
+def test_a_settled_file_rewritten_with_the_same_size_is_read_again(tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setattr(file_contents, "_DIGESTS", {})
+    path = tmp_path / "a.txt"
+    path.write_text("dog")
+    now = file_contents.time.time()
+    monkeypatch.setattr(file_contents.time, "time", lambda: now + file_contents.SETTLED_SECONDS + 0.5)
+    first = file_digest(path)
+    assert file_contents._DIGESTS  # remembered
+    time.sleep(0.05)  # past the file system clock's tick: the rewrite gets a new change time
+    path.write_text("cat")
+    assert file_digest(path) != first

@@ -77,3 +77,12 @@ def test_a_caption_that_is_not_text_names_the_file_and_the_annotation(tmp_path, 
     write_folder(tmp_path, 18, caption)
     with pytest.raises(ValueError, match=rf"captions_val2014.json: annotation 0 \(image 1\) has caption {shown}, not a string"):
         ChairScorer(variant="original", annotations=str(tmp_path)).score(["a dog"], images=[1])
+
+
+def test_rewritten_reference_captions_are_read_again(tmp_path):
+    """An image's ground truth is its instances plus the objects its captions mention: both files count."""
+    write_folder(tmp_path, 17, "a picture")
+    scorer = ChairScorer(variant="original", annotations=str(tmp_path))
+    assert scorer.score(["A dog."], images=[1]).details["ground_truth_objects"] == [["cat"]]
+    write_folder(tmp_path, 17, "a dog and")  # the same size
+    assert scorer.score(["A dog."], images=[1]).details["ground_truth_objects"] == [["cat", "dog"]]
