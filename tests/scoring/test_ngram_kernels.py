@@ -356,7 +356,7 @@ def test_the_same_references_grouped_two_ways_in_one_call():
     candidates = ["a dog runs", "a cat sits", "the bird"]
     grouped = ([["a dog runs", "a cat sits"], ["the bird"], ["a bird sings"]],
                [["a dog runs"], ["a cat sits", "the bird"], ["a bird sings"]],
-               [["two dogs run"], ["a cat sits"], ["the bird sings"]], [["a dog runs"], ["a cat"], ["the bird"]])
+               [["two dogs run"], ["a cat sits"], ["the bird sings"]], [["two cats run"], ["a dog sits"], ["the bird sings"]])
     expected = [(dict_bleu_statistics(candidates, references, 4),
                  dict_cider_d(candidates, references, 4, 6.0, dict_document_frequencies(references, 4), 3))
                 for references in grouped]
