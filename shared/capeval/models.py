@@ -46,7 +46,8 @@ def clear_cache() -> None:
 
 class BoundedCache:
     """Values by key, kept across calls while their sizes (``size`` of each value; 1 by default) add up to at most
-    ``max_size``, the least recently used dropped first; a value larger than the whole bound is not kept. Safe to
+    ``max_size``, the least recently used dropped first; a value larger than ``max_entry`` (default: the whole bound)
+    is not kept. Safe to
     share between threads. The encoders keep what they computed in these (text encodings, CLIP text and image
     features), and :func:`clear_feature_caches` empties them.
 
@@ -65,6 +66,7 @@ class BoundedCache:
 
     def __init__(self, max_size: int, size: Callable[[Any], int] = lambda value: 1):
         self.max_size, self._size_of = max_size, size
+        self.max_entry: int | None = None
         self.size = 0
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
@@ -89,7 +91,7 @@ class BoundedCache:
         with self._lock:
             for key, value in values.items():
                 size = self._size_of(value)
-                if size > self.max_size:
+                if size > self.max_size or (self.max_entry is not None and size > self.max_entry):
                     continue
                 if key in self._entries:
                     self.size -= self._entries.pop(key)[1]

@@ -340,6 +340,9 @@ def test_bleu_of_another_order_reads_its_own_reference_maxima():
     for orders in ((4, 3, 2, 5), (5, 2, 3, 4)):
         clear_feature_caches()
         assert {n: bleu_statistics(candidates, references, n) for n in orders} == expected
+        clear_feature_caches()
+        with shared_text_work():  # one call's index per order (5 holds one more table than the shared 4)
+            assert {n: bleu_statistics(candidates, references, n) for n in orders} == expected
     clear_feature_caches()
     alone = bleu(candidates, references, n=3)
     clear_feature_caches()
@@ -349,10 +352,11 @@ def test_bleu_of_another_order_reads_its_own_reference_maxima():
 
 def test_the_same_references_grouped_two_ways_in_one_call():
     # One flat list of references, one index: the candidates' matches are per grouping (an (item, gram) key of one
-    # grouping names another item in the other).
+    # grouping names another item in the other). Other references for the same candidates: another index.
     candidates = ["a dog runs", "a cat sits", "the bird"]
     grouped = ([["a dog runs", "a cat sits"], ["the bird"], ["a bird sings"]],
-               [["a dog runs"], ["a cat sits", "the bird"], ["a bird sings"]])
+               [["a dog runs"], ["a cat sits", "the bird"], ["a bird sings"]],
+               [["two dogs run"], ["a cat sits"], ["the bird sings"]], [["two cats run"], ["a dog sits"], ["the bird sings"]])
     expected = [(dict_bleu_statistics(candidates, references, 4),
                  dict_cider_d(candidates, references, 4, 6.0, dict_document_frequencies(references, 4), 3))
                 for references in grouped]

@@ -93,6 +93,9 @@ def test_the_budget_bounds_what_is_kept(counted, monkeypatch):
     work = kept_text_work()
     assert work.budget == int(0.02 * 2 ** 20) and 0 < work.size <= work.max_size
     assert work.lines.bytes <= work.lines.max_bytes and work.chunks.bytes <= work.chunks.max_bytes
+    # A quarter of the budget for the lines (a call's 9 lines, about 2.3 kB, fit in 5 kB), a sixteenth for the chunks.
+    assert (work.lines.max_bytes, work.chunks.max_bytes) == (work.budget // 4, work.budget // 16)
+    assert 2000 < work.lines.bytes and set(FIRST) <= set(work.lines)
     monkeypatch.delenv("CAPEVAL_ENCODING_CACHE_MB")
     assert nothing == cold(FIRST)
 
@@ -103,3 +106,16 @@ def test_clearing_the_feature_caches_empties_it():
     assert len(work) and work.lines and work.chunks
     clear_feature_caches()
     assert (len(work), work.size, len(work.lines), len(work.chunks)) == (0, 0, 0, 0)
+
+
+def test_no_value_over_an_eighth_of_the_budget_is_kept(counted, monkeypatch):
+    # A call of three captions computes 14 values; the largest, its corpus index (about 15 kB), is over an eighth of
+    # 80 kB (10 kB) while all of them would fit in the budget: it is computed again from the kept indexes.
+    expected = capeval.evaluate(FIRST, REFERENCES, metrics=METRICS).columns
+    assert len(kept_text_work()) == 14
+    monkeypatch.setenv("CAPEVAL_ENCODING_CACHE_MB", "0.08")
+    for _ in range(2):
+        assert capeval.evaluate(FIRST, REFERENCES, metrics=METRICS).columns == expected
+    work = kept_text_work()
+    assert (len(work), work.max_entry) == (13, int(0.08 * 2 ** 20) // 8) and work.size < work.max_size
+    assert len(counted["indexed"]) == 4  # the blocks counted once per budget: the corpus index is rebuilt from them

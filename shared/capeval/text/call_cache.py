@@ -104,12 +104,26 @@ def string_bytes(values: dict) -> int:
     return 2 * sum(map(len, values.values())) + 100 * 2 * len(values)
 
 
+#: The kept work's largest value, as a fraction of its budget: one over ``budget // LARGEST_SHARE`` is not kept.
+LARGEST_SHARE = 8
+
+
 class TextWork(BoundedCache):
     """What the text metrics computed, kept across calls within ``max_bytes`` (:func:`kept_text_work`): whole inputs'
     tokenizations and n-gram indexes by what they were computed from (least recently used dropped first), and two
     :class:`StringTable`: ``lines``, the COCO tokens of each line tokenized before (a quarter of the budget), and
     ``chunks``, the tokens of the distinct space-separated chunks of lines (:func:`capeval.text.ptb.chunked_tokenize`,
-    a sixteenth)."""
+    a sixteenth).
+
+    No value over an eighth of the budget is kept (:data:`LARGEST_SHARE`): a call whose values are that large (from
+    about 12,000 captions of 5 references with the default budget) fills the budget with its later values by dropping
+    its earlier ones, so the next call finds little of what it needs, while everything kept stays in memory on top of
+    the call's own work (a 200,000-caption call peaked 310 MB higher: docs/speed.md, "Memory at scale").
+
+    >>> work = TextWork(8000)
+    >>> work.put("small", memoryview(bytes(500))); work.put("large", memoryview(bytes(1500))); sorted(work.get_many(["small", "large"]))
+    ['small']
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.lines, self.chunks = StringTable(0), StringTable(0)
@@ -121,6 +135,7 @@ class TextWork(BoundedCache):
         self.budget = max_bytes
         self.lines.max_bytes, self.chunks.max_bytes = max_bytes // 4, max_bytes // 16
         self.max_size = max_bytes - self.lines.max_bytes - self.chunks.max_bytes
+        self.max_entry = max_bytes // LARGEST_SHARE
         self.clear()
 
     def clear(self) -> None:
