@@ -191,8 +191,7 @@ def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[
     owner: dict[str, str] = {}
     for run, run_keys in zip(runs, keys):
         prefix = run.scorer.metric if metrics[run.scorer.metric] == 1 else slug(run.label)
-        names.append({key: qualified(run.scorer.metric if counts[key] == 1 else prefix, key) if key in SHARED_KEYS or counts[key] > 1
-                      else key for key in run_keys})
+        names.append({key: qualified(prefix, key) if key in SHARED_KEYS or counts[key] > 1 else key for key in run_keys})
         for flat in names[-1].values():
             if owner.setdefault(flat, run.label) != run.label:
                 raise ValueError(f"{owner[flat]} and {run.label} would both report {flat!r}: give one of them other options")
