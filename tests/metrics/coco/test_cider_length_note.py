@@ -29,6 +29,9 @@ def test_the_threshold_is_the_one_the_note_states():
     near, far = length_penalties([" ".join(["dog"] * 23), " ".join(["dog"] * 24)], [["dog"], ["dog"]], 6.0)
     assert near > 1e-3 > far
     assert length_penalty_note([near], 6.0) == "" and length_penalty_note([far], 6.0).startswith("CIDEr-D: 1 of 1 captions")
+    # The best reference counts (one of reference length: penalty 1); an empty caption has 0 bigrams, not -1.
+    assert length_penalties([" ".join(["dog"] * 24)], [["dog", " ".join(["dog"] * 24)]], 6.0) == [1.0]
+    assert length_penalties([""], [[" ".join(["dog"] * 23)]], 6.0) == [near]
 
 
 def test_evaluate_and_the_command_line_carry_the_note(tmp_path, capsys):
