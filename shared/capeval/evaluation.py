@@ -170,10 +170,16 @@ def qualified(prefix: str, key: str) -> str:
     return prefix if prefix == key or prefix.startswith(key + "_") else f"{prefix}_{key}"
 
 
+#: The keys several registered metrics report (BERTScore's, ViLBERTScore's and CHAIR's): always flat under their
+#: metric's name, so that a key does not depend on what else runs.
+SHARED_KEYS = frozenset({"precision", "recall", "f1"})
+
+
 def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[dict[str, str]]:
-    """Per run, ``key -> flat key``: a key reported by one run only stays as it is; one reported by several is
-    prefixed with the metric's name, or with the run's label when the same metric runs twice. Two runs' values never
-    share a flat key: that is a ``ValueError`` naming both.
+    """Per run, ``key -> flat key``, one rule whatever else runs: a key of :data:`SHARED_KEYS` is prefixed with its
+    metric's name (``bertscore_f1``, ``chair_recall``); any other key stays as the metric reports it (``bleu_4``,
+    ``clip_s``, ``chair_i``). Only the same metric run twice (or a plugin's key that another run reports) is told
+    apart, by the run's label. Two runs' values never share a flat key: that is a ``ValueError`` naming both.
 
     >>> from capeval.scoring.coco import CiderScorer
     >>> flat_keys(metric_runs([CiderScorer(), CiderScorer(idf="flickr8k")]), [["cider"], ["cider"]])
@@ -185,7 +191,7 @@ def flat_keys(runs: Sequence[MetricRun], keys: Sequence[Sequence[str]]) -> list[
     owner: dict[str, str] = {}
     for run, run_keys in zip(runs, keys):
         prefix = run.scorer.metric if metrics[run.scorer.metric] == 1 else slug(run.label)
-        names.append({key: key if counts[key] == 1 else qualified(prefix, key) for key in run_keys})
+        names.append({key: qualified(prefix, key) if key in SHARED_KEYS or counts[key] > 1 else key for key in run_keys})
         for flat in names[-1].values():
             if owner.setdefault(flat, run.label) != run.label:
                 raise ValueError(f"{owner[flat]} and {run.label} would both report {flat!r}: give one of them other options")

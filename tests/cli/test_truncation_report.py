@@ -4,6 +4,8 @@ torchvision), ``--output`` and ``capeval.evaluate``'s per-caption columns carry 
 
 import importlib.util
 import json
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -51,3 +53,13 @@ def test_evaluate_carries_the_count_per_caption_and_the_note(tiny_clip):
     assert list(result.per_caption.columns) == ["clip_s", "refclip_s", "truncated_texts"]
     assert list(result.notes.values()) == [NOTE]
     assert "truncated_texts" not in result.corpus
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("torchvision") is not None, reason="torchvision is installed")
+def test_without_torchvision_clip_takes_the_pil_processor_without_transformers_advice():
+    """transformers falls back to the PIL processor too, but only after printing its advice to install torchvision."""
+    code = ("from capeval.backbones.clip import image_processor_class; "
+            "print(image_processor_class().__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "CLIPImageProcessorPil\n") and "torchvision" not in done.stderr, done.stderr

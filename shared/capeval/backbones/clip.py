@@ -320,6 +320,10 @@ def check_vit_layout(state: Mapping[str, torch.Tensor], *, what: str, lora: bool
     if any(key.startswith("visual.layer1.") for key in state):
         raise ModelUnavailableError(f"The {what} is a ResNet CLIP (visual.layer1… keys); capeval runs CLIP on transformers' "
                                     "CLIPModel, which has ViT image towers only: use a ViT checkpoint (ViT-B/32, ViT-L/14).")
+    positions = state.get("positional_embedding")
+    if positions is not None and (positions.ndim != 2 or positions.shape[0] < 2):
+        raise ModelUnavailableError(f"The {what}'s positional_embedding has shape {tuple(positions.shape)}: the text tower "
+                                    "needs one row per position, at least 2 (the start and the end of a text).")
     if not lora and any("lora_" in key for key in state):
         raise ModelUnavailableError(f"The {what} holds LoRA factors (lora_A / lora_B keys): it is a PAC-S++ checkpoint. "
                                     "Score it with pac_score and variant='pac-s++'.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import math
 import shutil
 from dataclasses import dataclass
 from typing import Annotated
@@ -107,6 +108,39 @@ class RougeScorer(CocoScorer):
         return Scores({"rouge_l": rouge_l(*self.tokenized(predictions, references))})
 
 
+#: A caption whose best length penalty is below this scores under 10 × it: CIDEr-D reads 0.00.
+NEGLIGIBLE_PENALTY = 1e-3
+
+
+def length_penalties(candidates: list[str], references: list[list[str]], sigma: float) -> list[float]:
+    """Per tokenized caption, the largest Gaussian length penalty exp(−δ²/2σ²) CIDEr-D gives it against one of its
+    references, δ the difference of their bigram counts (the toolkit's "length"); its CIDEr-D is at most 10 × this.
+
+    >>> [round(p, 4) for p in length_penalties(["a dog runs", "a dog " * 20], [["a dog", "a dog runs fast"], ["a dog"]], 6.0)]
+    [0.9862, 0.0]
+    """
+    def bigrams(text: str) -> int:
+        return max(0, len(text.split()) - 1)
+
+    return [max(math.exp(-((bigrams(candidate) - bigrams(reference)) ** 2) / (2 * sigma ** 2)) for reference in refs)
+            for candidate, refs in zip(candidates, references)]
+
+
+def length_penalty_note(penalties: list[float], sigma: float) -> str:
+    """The scores' note when some caption's length alone keeps its CIDEr-D under 10 × :data:`NEGLIGIBLE_PENALTY`.
+
+    >>> length_penalty_note([0.9, 1e-5], 6.0)
+    'CIDEr-D: 1 of 2 captions differ in length from each of their references by 23 or more words: the length penalty exp(-δ²/2σ²), σ = 6, keeps their scores under 0.01 (see the card)'
+    """
+    cut = sum(penalty < NEGLIGIBLE_PENALTY for penalty in penalties)
+    if not cut:
+        return ""
+    words = math.floor(sigma * math.sqrt(2 * math.log(1 / NEGLIGIBLE_PENALTY))) + 1
+    return (f"CIDEr-D: {cut} of {len(penalties)} captions differ in length from each of their references by {words} or more "
+            f"words: the length penalty exp(-δ²/2σ²), σ = {sigma:g}, keeps their scores under {10 * NEGLIGIBLE_PENALTY:g} "
+            "(see the card)")
+
+
 class CiderScorer(CocoScorer):
     """CIDEr-D per caption. ``idf="corpus"`` (default, as the toolkit): document frequencies from the
     references of the call (or of a whole corpus scored in shards, :meth:`with_document_frequencies`);
@@ -158,8 +192,9 @@ class CiderScorer(CocoScorer):
         return shipped_cider_frequencies(self.idf, self.tokenizer)
 
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
-        return Scores({"cider": cider_d(*self.tokenized(predictions, references), sigma=self.sigma,
-                                        frequencies=self.fixed_document_frequencies())})
+        candidates, tokenized_references = self.tokenized(predictions, references)
+        return Scores({"cider": cider_d(candidates, tokenized_references, sigma=self.sigma, frequencies=self.fixed_document_frequencies())},
+                      note=length_penalty_note(length_penalties(candidates, tokenized_references, self.sigma), self.sigma))
 
     def options(self) -> dict:
         return {"sigma": self.sigma, **super().options(), **({} if self.idf == "corpus" else {"idf": self.idf})}
