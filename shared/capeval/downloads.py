@@ -86,7 +86,8 @@ def install_sources(sources: list[str], missing: dict[str, tuple[Need, str]]) ->
 
 def fetch(names: list[str], *, sources: tuple[str, ...] | list[str] = ()) -> list[str]:
     """Fetch what the metrics ``names`` need and is missing (after installing ``sources``); returns one line per item
-    that could not be had here."""
+    capeval could fetch but could not have here (offline, or the download failed). What capeval never fetches (a Java
+    runtime, a pip package, weights with no public download) is named with its own fix."""
     from .settings import cache_dir, offline
 
     needs = needs_of(names)
@@ -98,8 +99,8 @@ def fetch(names: list[str], *, sources: tuple[str, ...] | list[str] = ()) -> lis
     for need, metric in needs.values():
         if need.present():
             print(f"- {need.title}: here")
-        elif not need.fetchable:
-            problems.append(f"{need.title}: capeval cannot fetch it; {need.fix(metric)}")
+        elif not need.fetchable:  # named, but no failure of the download: nothing capeval could have fetched
+            print(f"- {need.title}: capeval cannot fetch it; {need.fix(metric)}")
         elif offline():
             problems.append(f"{need.title}: offline, not fetched: {offline_line(need, metric)}")
         else:

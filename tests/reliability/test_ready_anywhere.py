@@ -4,11 +4,14 @@ checksum, written into one folder a machine without network uses through CAPEVAL
 one-line messages of the default sets name what is left out and why."""
 
 import hashlib
+import json
+import math
 import os
 import subprocess
 import sys
 import warnings
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +22,7 @@ from capeval.models import ModelUnavailableError
 from capeval.needs import NltkPackage, UrlFile
 from capeval.readiness import NotRunHereWarning, doctor
 from fixtures import REPO
-from fixtures.hub import hosts_handler, hub_files
+from fixtures.hub import COMMIT, hosts_handler, hub_files
 from fixtures.loopback import download_cache, serving
 
 BODY = bytes(range(256)) * 400
@@ -122,6 +125,35 @@ def test_score_names_what_it_leaves_out_and_unused_images_in_one_line_each(cache
     assert "--images given, but no metric of this call reads images: unused" in out and "Not run here" not in out
 
 
+def test_what_capeval_cannot_fetch_is_named_with_its_fix_and_is_no_failure(cache, monkeypatch, capsys):
+    monkeypatch.setattr("shutil.which", lambda command, *args, **kwargs: None)  # no Java here
+    from capeval.scoring import spice
+
+    monkeypatch.setattr(spice.CoreNlp, "present", lambda self: True)
+    assert cli.main(["download", "spice"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["- a Java runtime: capeval cannot fetch it; apt-get install default-jre-headless",
+                                                    "- Stanford CoreNLP 3.6.0: here"]
+
+
+def test_the_fix_installs_missing_extras_first():
+    from capeval.readiness import fix_command
+    from capeval.scoring.spice import CoreNlp
+
+    assert fix_command("spice", [CoreNlp("https://example.org/corenlp.zip")], ["spice"]) == \
+        "pip install 'capeval[spice]' && capeval download spice"
+    assert fix_command("bleu", [], []) == ""
+
+
+def test_images_are_unused_only_when_no_metric_of_the_call_reads_them():
+    from types import SimpleNamespace
+
+    from capeval.readiness import unused_inputs_line
+
+    text, image = SimpleNamespace(scorer=SimpleNamespace(needs_images=False)), SimpleNamespace(scorer=SimpleNamespace(needs_images=True))
+    assert unused_inputs_line([text, image], ["images"]) == "" and unused_inputs_line([text], []) == ""
+    assert unused_inputs_line([text], ["--images"]).startswith("--images given, but no metric of this call reads images")
+
+
 def test_the_suite_space_names_what_it_leaves_out_by_the_same_check(cache):
     from capeval.integrations.gradio_app import suite_missing
 
@@ -138,29 +170,54 @@ def test_evaluate_names_unused_images_and_what_its_default_set_leaves_out(cache)
     assert any(m.startswith("Not run here: ") and "umic (lacks UMIC checkpoint" in m for m in messages[1:])
 
 
+def save_clip(folder):
+    from capeval.backbones.clip import save_random_clip  # torch: only for the test that builds models
+
+    return save_random_clip(folder)
+
+
+#: The Hub checkpoints the Done-when run serves (tiny random stand-ins at the real ids) and the metrics that use them.
+STAND_INS = {"bert-base-uncased": lambda folder: tiny_models.save_tiny_bert(folder, num_layers=8),
+             "roberta-large": lambda folder: tiny_models.save_tiny_roberta(folder, num_layers=17),
+             "distilroberta-base": lambda folder: tiny_models.save_tiny_roberta(folder, num_layers=6),
+             "distilbert-base-uncased": lambda folder: tiny_models.save_tiny_bert(folder, num_layers=6, model_type="distilbert"),
+             "openai/clip-vit-base-patch32": save_clip}
+SCORED = ["bleu", "rouge", "cider", "bert_tbr", "bertscore", "smurf", "clip_score"]
+SCRIPT = """
+import json, capeval
+from capeval.samples import sample_image
+result = capeval.evaluate(["two people ride horses"], [["two riders on horses", "people riding horses in an arena"]],
+                          images=[str(sample_image())], metrics=%r)
+print(json.dumps({label: result.corpus[column] for label, column in result.primary.items()}))
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.models
-def test_download_all_to_a_folder_then_score_there_without_network(tmp_path):
-    """The Done-when: the hosts (a loopback server) serve the tiny stand-in checkpoints; `capeval download --to DIR`
-    fills DIR; a fresh process with offline mode, the server stopped and CAPEVAL_CACHE=DIR scores with them."""
-    folder = tiny_models.save_tiny_bert(tmp_path / "tiny", num_layers=8)
-    files = hub_files("bert-base-uncased", folder)
-    umic = b"umic stand-in " * 100
-    files["/download/umic_data/umic.pt"] = umic
-    repos = {"bert-base-uncased": sorted(p.split("/resolve/")[1].split("/", 1)[1] for p in files if "/resolve/" in p)}
+def test_download_to_a_folder_then_every_metric_with_public_weights_runs_there_without_network(tmp_path):
+    """The Done-when: the hosts (a loopback server) serve tiny stand-in checkpoints at the real ids; `capeval download
+    --to DIR` fills DIR; a fresh process with offline mode, the server stopped and CAPEVAL_CACHE=DIR scores with them."""
+    files, repos = {}, {}
+    for repo, save in STAND_INS.items():
+        folder = Path(save(tmp_path / repo.replace("/", "--")))
+        served = hub_files(repo, folder)
+        files.update(served)
+        repos[repo] = sorted(path.split(f"/resolve/{COMMIT}/")[1] for path in served)
     env = {key: value for key, value in os.environ.items() if key not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "CAPEVAL_OFFLINE")}
-    env["HF_HOME"] = str(tmp_path / "hf")
+    env["HF_HOME"] = str(tmp_path / "hf")  # nothing from this machine's HuggingFace cache
     target = tmp_path / "ready"
     command = [sys.executable, "-m", "capeval.cli"]
     with serving(hosts_handler(files, repos)) as url:
-        done = subprocess.run([*command, "download", "bleu", "bert_tbr", "--to", str(target)], capture_output=True, text=True,
+        done = subprocess.run([*command, "download", *SCORED, "--to", str(target)], capture_output=True, text=True,
                               env={**env, "HF_ENDPOINT": url, "CAPEVAL_URL_MIRROR": url}, cwd=REPO, timeout=600)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == f"Everything fetched is in {target}: on a machine without network, set CAPEVAL_CACHE={target}"
     offline = {**env, "HF_HUB_OFFLINE": "1", "CAPEVAL_OFFLINE": "1", "CAPEVAL_CACHE": str(target)}
-    scored = subprocess.run([*command, "score", "--metric", "bert_tbr", "--metric", "bleu"], capture_output=True, text=True,
-                            env=offline, cwd=REPO, timeout=600)
-    assert scored.returncode == 0, scored.stderr
-    assert "- bert_tbr: " in scored.stdout and "- bleu: " in scored.stdout
+    scored = subprocess.run([sys.executable, "-c", SCRIPT % SCORED], capture_output=True, text=True, env=offline, cwd=REPO,
+                            timeout=600)
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    values = json.loads(scored.stdout.splitlines()[-1])
+    assert sorted(values) == sorted(SCORED) and all(math.isfinite(value) for value in values.values()), values
     doctor_out = subprocess.run([*command, "doctor"], capture_output=True, text=True, env=offline, cwd=REPO, timeout=600).stdout
-    assert "| bert_tbr | yes |" in doctor_out
+    for metric in SCORED:
+        assert f"| {metric} | yes |" in doctor_out
