@@ -10,7 +10,7 @@ import pytest
 
 import capeval
 from capeval.cli import main
-from capeval.judges import ChatServer, JudgeServerError, ResponseCache, dry_run
+from capeval.judges import ChatServer, JudgeServerError, ResponseCache
 from capeval.scoring.clair import ClairScorer
 
 PREDICTIONS = ["a dog runs", "a cat", "two men ride horses"]
@@ -125,13 +125,13 @@ def test_concurrent_writers_leave_whole_entries(judge_server, tmp_path):
 
 def test_dry_run_counts_before_sending_and_after(judge_server):
     spec = f"clair:base_url={judge_server.url}"
-    plan, = dry_run([spec], PREDICTIONS, REFERENCES)
+    plan, = capeval.dry_run(PREDICTIONS, REFERENCES, metrics=[spec])
     assert (plan.requests, plan.cached, plan.judge, plan.max_answer_tokens) == (3, 0, "gpt-3.5-turbo", 3 * 1024)
     assert plan.prompt_tokens == sum(len(ClairScorer().bodies([p], [r])[0]["messages"][0]["content"]) // 4 + 1
                                      for p, r in zip(PREDICTIONS, REFERENCES))
     assert judge_server.requests == []
     capeval.evaluate(PREDICTIONS[:2], REFERENCES[:2], metrics=[spec])
-    plan, = dry_run([spec], PREDICTIONS, REFERENCES)
+    plan, = capeval.dry_run(PREDICTIONS, REFERENCES, metrics=[spec])
     assert (plan.requests, plan.cached) == (1, 2) and len(judge_server.requests) == 2
 
 
