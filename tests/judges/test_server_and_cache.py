@@ -51,6 +51,16 @@ def test_a_restarted_server_is_reached_again(judge_server):
     assert len(judge_server.requests) == 1
 
 
+def test_the_last_try_waits_its_backoff_too(judge_server):
+    port = judge_server.port
+    judge_server.stop()
+    restart = threading.Timer(0.3, judge_server.start, kwargs={"port": port})
+    restart.start()
+    answer = ChatServer(f"http://127.0.0.1:{port}/v1", backoff_s=0.6, retries=1).complete(BODY)
+    restart.join()
+    assert answer["choices"] and len(judge_server.requests) == 1
+
+
 def test_an_unreachable_server_is_one_line(judge_server):
     url = judge_server.url
     judge_server.stop()

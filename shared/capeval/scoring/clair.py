@@ -127,7 +127,7 @@ class ClairScorer(JudgeScorer):
     value_range = (0.0, None)  # the released parse neither clips nor floors a JSON score (150 gives 1.5)
     blank_references_allowed = False
     default_models = "a text LLM on an OpenAI-compatible server (the paper's: GPT-3.5-Turbo, `gpt-3.5-turbo`)"
-    faithful_to = ("DavidMChan/clair `clair.py` @ 429fa8b: prompt and parse equal the released code's on 25 answers "
+    faithful_to = ("DavidMChan/clair `clair.py` @ 429fa8b: prompt and parse equal the released code's on 28 answers "
                    "(`tests/metrics/clair`)")
     inputs_note = "text only; a judge server (`base_url`)"
 
