@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "shared"))
 from capeval.scoring.clair import RELEASED_COMMIT as CLAIR_COMMIT  # noqa: E402
 from capeval.scoring.gveval import RELEASED_COMMIT as GVEVAL_COMMIT  # noqa: E402
 
-#: Answers covering every branch of the released parse (JSON, the number fallback, the retry).
+#: Answers covering every branch of the released parse (JSON, the number fallback and its rescaling below 1, the retry).
 CLAIR_ANSWERS = [
     '{"score": 85, "reason": "same dog"}',
     'Sure! {"score": 72.5, "reason": "mostly the same"} Hope this helps.',
@@ -51,6 +51,9 @@ CLAIR_ANSWERS = [
     "{score: 85, reason: unquoted}",
     '{"score": 90, "reason": "a {nested} brace"}',
     "The answer is .5",
+    "1",
+    "1.5 out of 100",
+    "Score: 99.9",
     "score: 0.07",
     "REASON: looks fine\nscore 7",
     "reason",

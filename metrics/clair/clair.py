@@ -41,8 +41,7 @@ Examples:
     A judge server is needed (nothing is sent anywhere without base_url); what a run would send is known first:
 
     >>> import capeval
-    >>> from capeval.judges import dry_run
-    >>> plan, = dry_run(["clair:base_url=http://127.0.0.1:8000/v1,model=my-judge"], ["a dog runs"], [["a dog running"]])
+    >>> plan, = capeval.dry_run(["a dog runs"], [["a dog running"]], metrics=["clair:base_url=http://127.0.0.1:8000/v1,model=my-judge"])
     >>> plan.requests, plan.judge
     (1, 'my-judge')
 """

@@ -38,8 +38,8 @@ Returns:
 Examples:
     A judge server is needed (nothing is sent anywhere without base_url); what a run would send is known first:
 
-    >>> from capeval.judges import dry_run
-    >>> plan, = dry_run(["g_veval:base_url=http://127.0.0.1:8000/v1"], ["a dog runs"], [["a dog running"]])
+    >>> import capeval
+    >>> plan, = capeval.dry_run(["a dog runs"], [["a dog running"]], metrics=["g_veval:base_url=http://127.0.0.1:8000/v1"])
     >>> plan.requests, plan.judge
     (1, 'gpt-4o-2024-05-13')
 """

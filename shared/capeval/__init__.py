@@ -22,8 +22,8 @@ __version__ = "0.2.0"
 import importlib
 
 #: Where each public name lives; imported on first use, so ``capeval --version`` and ``import capeval`` stay quick.
-_EXPORTS = {"EvaluationResult": "evaluation", "evaluate": "evaluation", "METRICS": "registry", "load": "registry",
-            "module_path": "registry", "resolve": "registry", "doctor": "readiness"}
+_EXPORTS = {"EvaluationResult": "evaluation", "evaluate": "evaluation", "dry_run": "evaluation", "METRICS": "registry",
+            "load": "registry", "module_path": "registry", "resolve": "registry", "doctor": "readiness"}
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 

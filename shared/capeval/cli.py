@@ -121,10 +121,10 @@ def summary_line(label: str, result, rows: int) -> str:
 
 def print_dry_run(runs: list, rows: list[dict], visual: dict) -> int:
     """``--dry-run``: what the judge metrics among ``runs`` would send for ``rows``, sending nothing."""
-    from .judges import dry_run
+    from .evaluation import dry_run
 
-    plans = dry_run([run.scorer for run in runs], [row["candidate"] for row in rows], [row["references"] for row in rows],
-                    images=visual.get("images"))
+    plans = dry_run([row["candidate"] for row in rows], [row["references"] for row in rows], images=visual.get("images"),
+                    metrics=[run.scorer for run in runs])
     print("\n".join(plan.line() for plan in plans) if plans else "No judge metric among these: nothing would be sent.")
     return 0
 

@@ -10,7 +10,7 @@ import pytest
 
 import capeval
 from capeval.cli import main
-from capeval.judges import ChatServer, JudgeServerError, ResponseCache, dry_run
+from capeval.judges import ChatServer, JudgeServerError, ResponseCache
 from capeval.scoring.clair import ClairScorer
 
 PREDICTIONS = ["a dog runs", "a cat", "two men ride horses"]
@@ -49,6 +49,16 @@ def test_a_restarted_server_is_reached_again(judge_server):
     restart.join()
     assert answer["usage"]["completion_tokens"] > 0 and time.monotonic() - started >= 0.5
     assert len(judge_server.requests) == 1
+
+
+def test_the_last_try_waits_its_backoff_too(judge_server):
+    port = judge_server.port
+    judge_server.stop()
+    restart = threading.Timer(0.3, judge_server.start, kwargs={"port": port})
+    restart.start()
+    answer = ChatServer(f"http://127.0.0.1:{port}/v1", backoff_s=0.6, retries=1).complete(BODY)
+    restart.join()
+    assert answer["choices"] and len(judge_server.requests) == 1
 
 
 def test_an_unreachable_server_is_one_line(judge_server):
@@ -125,13 +135,13 @@ def test_concurrent_writers_leave_whole_entries(judge_server, tmp_path):
 
 def test_dry_run_counts_before_sending_and_after(judge_server):
     spec = f"clair:base_url={judge_server.url}"
-    plan, = dry_run([spec], PREDICTIONS, REFERENCES)
+    plan, = capeval.dry_run(PREDICTIONS, REFERENCES, metrics=[spec])
     assert (plan.requests, plan.cached, plan.judge, plan.max_answer_tokens) == (3, 0, "gpt-3.5-turbo", 3 * 1024)
     assert plan.prompt_tokens == sum(len(ClairScorer().bodies([p], [r])[0]["messages"][0]["content"]) // 4 + 1
                                      for p, r in zip(PREDICTIONS, REFERENCES))
     assert judge_server.requests == []
     capeval.evaluate(PREDICTIONS[:2], REFERENCES[:2], metrics=[spec])
-    plan, = dry_run([spec], PREDICTIONS, REFERENCES)
+    plan, = capeval.dry_run(PREDICTIONS, REFERENCES, metrics=[spec])
     assert (plan.requests, plan.cached) == (1, 2) and len(judge_server.requests) == 2
 
 

@@ -1,5 +1,4 @@
-"""What a judge run will send before it sends anything (``capeval score --dry-run``, :func:`dry_run`), and what it
-sent (the provenance's token counts)."""
+"""What a judge run will send before it sends anything (``capeval score --dry-run``, :func:`capeval.dry_run`)."""
 
 from __future__ import annotations
 
@@ -54,23 +53,3 @@ class RequestPlan:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def dry_run(metrics: Any, predictions: list[str], references: list[list[str]] | None = None, *,
-            images: list | None = None) -> list[RequestPlan]:
-    """The requests each judge metric among ``metrics`` (specs as :func:`capeval.evaluate` takes them) would send for
-    these captions, sending none; metrics that are not judges send nothing and are left out.
-
-    >>> dry_run(["bleu"], ["a dog"], [["a dog runs"]])
-    []
-    """
-    from ..evaluation import metric_runs
-    from ..inputs import check_inputs
-    from .scorer import JudgeScorer
-
-    plans = []
-    for run in metric_runs(metrics):
-        if isinstance(run.scorer, JudgeScorer):
-            inputs = check_inputs(run.scorer, predictions, references, images=images)
-            plans.extend(run.scorer.plan(inputs["predictions"], inputs["references"], images=inputs["images"]))
-    return plans

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from ..declaration import Opt
 from ..judges.options import ApiKeyEnv, BaseUrl, Concurrency, MaxTokens, Retries, Revision, Seed, TimeoutS
-from ..judges.scorer import JudgeScorer
+from .judge import JudgeScorer
 from .protocol import Scores
 
 #: DavidMChan/clair, the commit the prompt and the parse follow.
@@ -123,10 +123,11 @@ class ClairScorer(JudgeScorer):
     prompt), answers cached; the score is the mean over the judges of ``parse_response``'s score."""
 
     metric, title, name, primary = "clair", "CLAIR", "clair", "clair"
+    tries = RELEASED_TRIES
     value_range = (0.0, None)  # the released parse neither clips nor floors a JSON score (150 gives 1.5)
     blank_references_allowed = False
     default_models = "a text LLM on an OpenAI-compatible server (the paper's: GPT-3.5-Turbo, `gpt-3.5-turbo`)"
-    faithful_to = ("DavidMChan/clair `clair.py` @ 429fa8b: prompt and parse equal the released code's on 25 answers "
+    faithful_to = ("DavidMChan/clair `clair.py` @ 429fa8b: prompt and parse equal the released code's on 28 answers "
                    "(`tests/metrics/clair`)")
     inputs_note = "text only; a judge server (`base_url`)"
 

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from ..declaration import Opt
 from ..judges.options import ApiKeyEnv, BaseUrl, Concurrency, MaxTokens, Retries, Revision, Seed, TimeoutS
-from ..judges.scorer import JudgeScorer
+from .judge import JudgeScorer
 from ..judges.server import JudgeServerError
 from .protocol import Scores
 
@@ -55,7 +55,7 @@ def gveval_messages(caption: str, references: Sequence[str], setting: str, *, im
     user message carrying the text and the image as a base64 data URL with ``detail=resolution``.
 
     >>> messages = gveval_messages("a dog", ["a puppy", "a dog runs"], "ref-only")
-    >>> messages[0]["role"], messages[0]["content"].split("Reference captions:\n")[1].splitlines()[0]
+    >>> messages[0]["role"], messages[0]["content"].split("Reference captions:")[1].splitlines()[1]
     ('system', "'a puppy'; 'a dog runs")
     """
     text = (gveval_prompt(setting).replace("{{Reference}}", "'" + "'; '".join(references))
@@ -155,8 +155,8 @@ class GvevalScorer(JudgeScorer):
     """G-VEval on an OpenAI-compatible server that returns log-probabilities: one request per caption, answers cached."""
 
     metric, title, name, primary = "g_veval", "G-VEval", "g_veval", "g_veval"
+    tries = RELEASED_TRIES
     value_range = (0.0, 100.0)
-    references_optional = True
     default_models = "a vision LLM with log-probabilities on an OpenAI-compatible server (the paper's: GPT-4o, `gpt-4o-2024-05-13`)"
     faithful_to = ("ztangaj/gveval `scorer.py` @ fee3fd7: requests and the log-probability arithmetic equal the released "
                    "code's on 33 answers (`tests/metrics/g_veval`)")

@@ -33,9 +33,9 @@ def test_scores_are_the_parsed_answers(judge_server):
 def test_an_unparsed_answer_is_asked_three_times_then_counts_zero_and_is_named(judge_server):
     judge_server.answer = lambda body: "I cannot tell." if "cat" in json.dumps(body) else '{"score": 70}'
     with pytest.warns(UserWarning, match=r"did not parse after 3 tries; each such answer counts 0.*#1 'a cat' \(gpt-3.5-turbo\)"):
-        scores, _ = score(judge_server)
+        scores, scorer = score(judge_server)
     assert scores["clair"] == [0.7, 0.0] and scores.details["unparsed"] == [[], ["gpt-3.5-turbo"]]
-    assert len(judge_server.requests) == 4  # the cat's three tries
+    assert len(judge_server.requests) == 4 == scorer.provenance()["usage"]["requests_sent"]  # the cat's three tries
     with pytest.warns(UserWarning, match="did not parse"):  # the rerun reads all four answers from the cache
         assert score(judge_server)[0]["clair"] == [0.7, 0.0]
     assert len(judge_server.requests) == 4

@@ -22,8 +22,10 @@ def score(server, images=None, **options):
 
 def test_the_score_is_the_released_arithmetic_on_the_server_s_log_probabilities(judge_server):
     scores, _ = score(judge_server)
-    answers = [judge_server.complete(body) for body in judge_server.requests]
-    expected = [score_from_logprobs(answer["choices"][0]["logprobs"]["content"]) for answer in answers]
+    by_caption = {json.dumps(body["messages"]): answer for body, answer in judge_server.exchanges}
+    assert len(by_caption) == 2  # one request per caption
+    expected = [score_from_logprobs(by_caption[json.dumps(body["messages"])]["choices"][0]["logprobs"]["content"])
+                for body in GvevalScorer(base_url=judge_server.url).bodies(PREDICTIONS, REFERENCES)]
     assert scores["g_veval"] == expected and all(0 <= value <= 100 for value in expected)
     assert judge_server.requests[0]["top_logprobs"] == 5 and judge_server.requests[0]["messages"][0]["role"] == "system"
 

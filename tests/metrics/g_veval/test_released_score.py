@@ -42,3 +42,13 @@ def test_sdk_objects_score_like_parsed_json():
     objects = [SimpleNamespace(token=i["token"], top_logprobs=[SimpleNamespace(**t) for t in i["top_logprobs"]])
                for i in content]
     assert score_from_logprobs(objects) == score_from_logprobs(content)
+
+
+def test_a_score_split_into_digit_tokens_is_found():
+    from capeval.scoring.gveval import score_split
+
+    assert score_split([{"token": "$"}, {"token": "8"}, {"token": "5"}]) == "85"
+    assert score_split([{"token": "$"}, {"token": "85"}, {"token": "$"}]) is None
+    assert score_split([{"token": "$"}, {"token": "8"}]) is None and score_split([{"token": "8"}, {"token": "5"}]) is None
+    assert score_split([{"token": "$"}, {"token": "a"}, {"token": "5"}]) is None
+    assert score_split([{"token": "$"}, {"token": "8"}, {"token": "b"}]) is None

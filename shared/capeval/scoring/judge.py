@@ -7,10 +7,10 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable, ClassVar, Sequence, TypeVar
 
-from ..scoring.protocol import CaptionScorer
-from .cache import ResponseCache, request_key
-from .plan import RequestPlan, estimate_tokens
-from .server import ChatServer, JudgeServerError
+from ..judges.cache import ResponseCache, request_key
+from ..judges.plan import RequestPlan, estimate_tokens
+from ..judges.server import ChatServer, JudgeServerError
+from .protocol import CaptionScorer
 
 T = TypeVar("T")
 #: The backend of every request here (part of the cache key).
@@ -21,7 +21,7 @@ class JudgeScorer(CaptionScorer):
     """Holds the judge's server settings; ``score`` in subclasses asks through :meth:`ask_rounds`."""
 
     #: How many answers a caption gets before it counts as unread (the released loop's count).
-    tries: ClassVar[int] = 3
+    tries: ClassVar[int]
 
     def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None, revision: str, temperature: float,
                  seed: int | None, max_tokens: int | None, concurrency: int, timeout_s: float, retries: int):
