@@ -187,6 +187,7 @@ def test_the_grid_sums_what_covers_a_box_from_its_cells_only():
     assert grid.covered((-25, -25, 0, 0)) == 16 and grid.covered((110, 110, 120, 120)) == 0
     assert grid.covered((99, 99, 101, 101)) == 1 and grid.covered((40, 40, 90, 90)) == 0
     assert sorted(grid.cells[1, 1]) == [1] and sorted(grid.cells[0, 0]) == [0, 1]
+    assert grid.keys((5, 5, 25, 25)) == [(i, j) for i in range(3) for j in range(3)]  # the cells it touches, no more
 
 
 def test_beyond_the_limit_the_outermost_points_are_labelled():
@@ -196,6 +197,8 @@ def test_beyond_the_limit_the_outermost_points_are_labelled():
     ring = [(0.0, 0.0), (1.0, 1.0), (100.0, 0.0), (-1.0, 0.5), (0.0, -80.0), (2.0, 2.0)]
     assert labelled_points(ring, limit=2) == [2, 4]
     assert labelled_points(ring, limit=5) == [0, 1, 2, 3, 4]  # (2, 2) is nearest the centre (17, -12.75)
+    # The centre's y counts: about (0, 50) the point (0, 0) is the outermost of these three.
+    assert labelled_points([(0.0, 0.0), (0.0, 70.0), (0.0, 80.0)], limit=1) == [0]
 
 
 @pytest.mark.slow

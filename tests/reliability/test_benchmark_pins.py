@@ -141,3 +141,55 @@ def test_a_bootstrap_resample_without_a_tau_asks_for_no_intervals(tmp_path, caps
     assert err.endswith("Polaris, human (2 rows): Kendall τ is undefined on a bootstrap resample (its human or metric "
                         "scores all equal): too few distinct rows for an interval; pass num_samples=0 (--samples 0)\n")
     assert benchmark_command(capsys, data, "--samples", "0")[0] == 0
+
+
+#: Each table's protocol, benchmark by benchmark, as its printed protocol line names it (the statistic each
+#: column's "τ" is: τ-b or τ-c, per table and benchmark).
+PROTOCOL_LINES = {('bert_tbr', 'Table 3'): ['flickr8k_expert P1 mean tau-b (include_self_captions=False, drop_reference=4)',
+                                            'composite correctness tau-b (candidate_reference=remove)'],
+                  ('bert_tbr', 'Table 4'): ['pascal50s ties count 0 (refs=fleur5)'],
+                  ('vilbertscore', 'Table 1'): ['flickr8k_expert P1 mean tau-b (include_self_captions=False, drop_reference=4)',
+                                                'composite correctness tau-b (candidate_reference=remove)'],
+                  ('vilbertscore', 'Table 2'): ['pascal50s ties count 0 (refs=fleur5)'],
+                  ('umic', 'Table 2'): ['flickr8k_expert P2 all tau-b (include_self_captions=False, drop_reference=1)',
+                                        'composite correctness tau-c (candidate_reference=keep)',
+                                        'capeval1k overall tau-b',
+                                        'pascal50s ties count 0 (refs=random5:1)'],
+                  ('qace', 'Table 2'): ['flickr8k_expert P2 all tau-b (include_self_captions=False, drop_reference=0)',
+                                        'composite correctness tau-c (candidate_reference=keep)',
+                                        'pascal50s ties count 0 (refs=random5:0)'],
+                  ('smurf', 'Table 3'): ['pascal50s ties count 0 (refs=fleur5)'],
+                  ('smurf', 'Table 4'): ['composite correctness tau-c (candidate_reference=keep)',
+                                         'flickr8k_expert P2 all tau-b (include_self_captions=False, drop_reference=1)'],
+                  ('pacs', 'compute_correlations.py'): ['flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                                        'flickr8k_cf fraction yes tau-b (include_self_captions=True)'],
+                  ('clipscore', 'Tables 1-2'): ['flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                                'flickr8k_cf fraction yes tau-b (include_self_captions=True)'],
+                  ('pearl', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
+                                         'flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                         'flickr8k_cf fraction yes tau-b (include_self_captions=True)',
+                                         'nebula human tau-c (scores=corrected)'],
+                  ('polos', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
+                                         'flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                         'flickr8k_cf fraction yes tau-b (include_self_captions=True)',
+                                         'polaris human tau-c'],
+                  ('captionevalkit', 'expected Polaris values'): ['polaris human tau-c'],
+                  ('deneb', 'Table 1'): ['nebula human tau-c (scores=uncorrected)'],
+                  ('pacs_pp', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
+                                           'flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                           'flickr8k_cf fraction yes tau-b (include_self_captions=True)'],
+                  ('vela', 'Table 1 and Appendix D Table 4'): ['longcap_arena TestA desc tau-b']}
+
+
+def test_every_tables_protocol_names_its_statistic_per_benchmark():
+    assert {key: [setting.describe(name) for name, setting in protocol.settings.items()]
+            for key, protocol in PROTOCOLS.items()} == PROTOCOL_LINES
+
+
+@pytest.mark.parametrize("paper, line", [
+    ("vela", "Protocol: longcap_arena TestA desc tau-b; baselines: tokenizer=ptb"),
+    ("deneb", "Protocol: nebula human tau-c (scores=uncorrected); baselines: tokenizer=ptb"),
+])
+def test_the_released_benchmarks_tables_print_their_protocol_line(paper, line, tmp_path, monkeypatch):
+    monkeypatch.setenv("CAPEVAL_DATA", str(tmp_path))  # no data here: every cell needs it, the line is printed still
+    assert line in report(reproduce(paper)).splitlines()

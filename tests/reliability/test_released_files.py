@@ -50,7 +50,7 @@ def test_extract_images_writes_nothing_outside_the_image_folder(tmp_path, name):
 
 
 def test_extract_images_makes_the_folders_a_file_name_has(tmp_path):
-    folder = nebula_named(tmp_path / "nebula", ["sub/a.png", "sub/deeper/b.png", "n2.jpg"])
+    folder = nebula_named(tmp_path / "nebula", ["sub/deeper/b.png", "sub/a.png", "n2.jpg"])  # two new levels first
     images = extract_images("nebula", data_dir=folder)
     assert (images / "sub" / "a.png").read_bytes() == (images / "sub" / "deeper" / "b.png").read_bytes() == image_bytes()
 
