@@ -89,6 +89,29 @@ def java_tokens(text: str) -> list[str]:
     return [token for token in _JAVA_WHITESPACE.split(text) if token]
 
 
+#: The capitals that Python lower-cases and Java 17 does not: the case pairs Unicode 14 added (Java 17 follows Unicode
+#: 13), U+2C2F, U+A7C0, U+A7D0, U+A7D6, U+A7D8 and the 35 Vithkuqi capitals. Found by printing Java 17's
+#: ``String.toLowerCase`` of every code point against ``str.lower``: Python 3.10 (Unicode 13) differs nowhere, Python
+#: 3.11, 3.12 and 3.13 (Unicode 14, 15, 15.1) at these 40 code points (tests/metrics/meteor/test_meteor_parts.py
+#: compares every code point with the Java on PATH).
+JAVA_UNCASED = "\u2c2f\ua7c0\ua7d0\ua7d6\ua7d8" + "".join(
+    chr(code) for code in range(0x10570, 0x10596) if code not in (0x1057B, 0x1058B, 0x10593))
+_JAVA_UNCASED_SPLIT = re.compile(f"([{JAVA_UNCASED}])")
+
+
+def java_lower(text: str) -> str:
+    """``text`` lowercased as Java 17's ``String.toLowerCase`` lowercases it: as ``str.lower`` but for
+    :data:`JAVA_UNCASED`, characters Java does not know, which stay as they are and neither are cased nor let a
+    final sigma see past them.
+
+    >>> java_lower("A \u2c2f\u2c5f DOG"), java_lower("\u0391\u03a3\u2c2f\u0391")
+    ('a \u2c2f\u2c5f dog', '\u03b1\u03c2\u2c2f\u03b1')
+    """
+    if text.isascii() or not _JAVA_UNCASED_SPLIT.search(text):
+        return text.lower()
+    return "".join(piece if k % 2 else piece.lower() for k, piece in enumerate(_JAVA_UNCASED_SPLIT.split(text)))
+
+
 def java_lines(text: str) -> list[str]:
     """``text`` split into lines as ``BufferedReader.readLine`` reads them (``\\n``, ``\\r`` or ``\\r\\n`` ends one).
 
@@ -192,7 +215,7 @@ def normalize(line: str, prefixes: dict[str, int]) -> str:
     while "DOTDOTMULTI" in line:
         line = line.replace("DOTDOTMULTI", "DOTMULTI.")
     line = line.replace("DOTMULTI", ".")
-    return _WHITE.sub(" ", line).strip(_JAVA_TRIMMED).lower()
+    return java_lower(_WHITE.sub(" ", line).strip(_JAVA_TRIMMED))
 
 
 def read_prefixes(text: str) -> dict[str, int]:
@@ -890,7 +913,7 @@ class MeteorResources:
                             partners.add(other)
                             other_partners.add(word)
                     sharing.append(word)
-                info = (key, java_hash(english_stem(word)), synsets, word.lower() in self.function_words, partners)
+                info = (key, java_hash(english_stem(word)), synsets, java_lower(word) in self.function_words, partners)
                 self.words[word] = info
         return info
 
