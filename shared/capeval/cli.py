@@ -118,6 +118,19 @@ def summary_line(label: str, result, rows: int) -> str:
     return line + (f"  [{note}]" if note else "")
 
 
+def check_spice(runs: list) -> None:
+    """Before any work: a SPICE run that cannot start here (no Java, no CoreNLP) is one UsageError, which says how
+    to score the other metrics."""
+    for run in runs:
+        if run.scorer.metric == "spice":
+            from .scoring.spice import spice_missing
+
+            if problem := spice_missing():
+                others = [other.label for other in runs if other is not run]
+                advice = f"; to score {', '.join(others)} without it, leave out --metric spice" if others else ""
+                raise UsageError(f"{problem}{advice}")
+
+
 def run_score(args: argparse.Namespace) -> int:
     from .atomic import partial_file
     from .benchmarks.stats import kendall
@@ -128,6 +141,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     check_output(args)
     runs = runs_from_arguments(args)
+    check_spice(runs)
     if not args.metric and (missing := missing_extras()):
         extras = sorted({extra for needed in missing.values() for extra in needed})
         print(f"Not run here: {', '.join(missing)} (pip install 'capeval[{','.join(extras)}]').")
