@@ -441,6 +441,8 @@ TABLE_FORMAT = 2
 _HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
 #: Compressed bytes of ``paraphrase-en.gz`` read per step of the build (~18 MB of text, ~2 million words).
 _BLOCK_BYTES = 4 << 20
+#: Per byte value, whether it is part of a word: all but "\n" and the others ``StringTokenizer`` splits at.
+_IN_WORD = np.array([byte not in b" \t\n\f" for byte in range(256)])
 #: Masks of the lowest 0 to 8 bytes of a 64-bit number.
 _LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], np.uint64)
 #: A ``.building-*`` folder older than this is left by a killed build: the next look at the cache removes it.
@@ -618,9 +620,7 @@ def phrase_rows(text: bytes, words: TableWords) -> np.ndarray:
     """
     data = np.frombuffer(text, np.uint8)
     newline = data == ord("\n")
-    inside = ~newline
-    for delimiter in b" \t\f":
-        inside &= data != delimiter
+    inside = _IN_WORD[data]
     edges = np.flatnonzero(np.diff(inside.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
     starts, ends = edges[0::2], edges[1::2]
     line = np.cumsum(newline, dtype=np.int32)[starts]  # the newlines before each word
@@ -674,7 +674,7 @@ class TableWords:
             found[new] = self._number(text, starts[new], lengths[new])
         return found
 
-    def _slot(self, lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    def _slot(self, lengths: np.ndarray, pieces: list[tuple[slice | np.ndarray, np.ndarray]]) -> np.ndarray:
         """Each word's slot: the top bits of its hash times an odd number (so that every bit of the hash counts)."""
         multiplier = np.uint64(_HASH_MULTIPLIERS[0])
         return (_bytes_hashes(lengths, pieces, multiplier) * multiplier) >> np.uint64(64 - self.SLOT_BITS)
@@ -716,24 +716,25 @@ class TableWords:
         return numbers[inverse]
 
 
-def _word_bytes(text: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def _word_bytes(text: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[slice | np.ndarray, np.ndarray]]:
     """The bytes of the words ``text[start:start + length]``, 8 at a time as little-endian numbers: per 8 bytes
-    (the first 8, the next 8, ...), the words that have them (all, then those longer than 8, ...) and their values.
+    (the first 8, the next 8, ...), the words that have them (all: a slice, then the indices of those longer than
+    8, ...) and their values.
 
-    >>> [(where.tolist(), [int(v).to_bytes(8, "little").rstrip(bytes(1)) for v in values])
+    >>> [(where, [int(v).to_bytes(8, "little").rstrip(bytes(1)) for v in values])
     ...  for where, values in _word_bytes(b"a elephantine", np.array([0, 2]), np.array([1, 11]))]
-    [([0, 1], [b'a', b'elephant']), ([1], [b'ine'])]
+    [(slice(None, None, None), [b'a', b'elephant']), (array([1]), [b'ine'])]
     """
     # Every 8 bytes from each offset (the text padded so that the last word has its 8).
     eights = np.ndarray((len(text),), "<u8", text + bytes(8), strides=(1,))
-    pieces = [(np.arange(len(starts)), eights[starts] & _LOW_BYTES[np.minimum(lengths, 8)])]
+    pieces: list[tuple[slice | np.ndarray, np.ndarray]] = [(slice(None), eights[starts] & _LOW_BYTES[np.minimum(lengths, 8)])]
     for k in range(1, -(-int(lengths.max(initial=0)) // 8)):
         where = np.flatnonzero(lengths > 8 * k)
         pieces.append((where, eights[starts[where] + 8 * k] & _LOW_BYTES[np.minimum(lengths[where] - 8 * k, 8)]))
     return pieces
 
 
-def _bytes_hashes(lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]], multiplier: np.uint64) -> np.ndarray:
+def _bytes_hashes(lengths: np.ndarray, pieces: list[tuple[slice | np.ndarray, np.ndarray]], multiplier: np.uint64) -> np.ndarray:
     """64-bit hashes of words given by their lengths and bytes (:func:`_word_bytes`)."""
     hashes = lengths.astype(np.uint64)
     for where, piece in pieces:
