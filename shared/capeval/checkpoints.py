@@ -16,7 +16,7 @@ import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from tqdm.auto import tqdm
 

@@ -129,6 +129,19 @@ def print_dry_run(runs: list, rows: list[dict], visual: dict) -> int:
     return 0
 
 
+def check_spice(runs: list) -> None:
+    """Before any work: a SPICE run that cannot start here (no Java, no CoreNLP) is one UsageError, which says how
+    to score the other metrics."""
+    for run in runs:
+        if run.scorer.metric == "spice":
+            from .scoring.spice import spice_missing
+
+            if problem := spice_missing():
+                others = [other.label for other in runs if other is not run]
+                advice = f"; to score {', '.join(others)} without it, leave out --metric spice" if others else ""
+                raise UsageError(f"{problem}{advice}")
+
+
 def run_score(args: argparse.Namespace) -> int:
     from .atomic import partial_file
     from .benchmarks.stats import kendall
@@ -139,6 +152,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     check_output(args)
     runs = runs_from_arguments(args)
+    check_spice(runs)
     if not args.metric and (left_out := not_run_line(run.scorer.metric for run in runs)):
         print(left_out)
     rows, source = read_input(args)

@@ -24,10 +24,13 @@ import threading
 from typing import Any, ClassVar
 
 import datasets
-import evaluate
 
 from .inputs import COMMON_COMPUTE_KWARGS, check_inputs, per_prediction
+from .registry import import_evaluate
 from .scoring.protocol import CaptionScorer, build_checked, scorer_options, shape_result
+
+import_evaluate()  # first, so that evaluate is imported without transformers (see import_evaluate)
+import evaluate  # noqa: E402
 
 #: Keyword arguments ``evaluate.EvaluationModule`` itself takes (cache, distributed setup, ...).
 EVALUATE_OPTIONS = frozenset(inspect.signature(evaluate.EvaluationModule.__init__).parameters) - {"self", "kwargs"}

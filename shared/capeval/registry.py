@@ -29,6 +29,7 @@ import importlib.util
 import inspect
 import json
 import re
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -488,12 +489,32 @@ def load(name: str, **options: Any):
     # evaluate imports the module (whose first import would fail with a bare "No module named 'torch'").
     entry(name).scorer_class()
     try:
-        import evaluate
+        evaluate = import_evaluate()
     except ModuleNotFoundError as error:
         if error.name not in ("evaluate", None):  # evaluate is there but lacks a dependency: say so, not hide it
             raise
         return StandaloneMetric(name, **options)
     return evaluate.load(module_path(name), **options)
+
+
+def import_evaluate():
+    """The ``evaluate`` package, imported without transformers where nothing imported transformers yet.
+
+    evaluate's ``__init__`` imports its pipeline ``Evaluator``, which imports ``transformers.pipelines`` (and torch)
+    if it can: ~5 s of CPU that no capeval module needs (a model metric imports transformers itself). Within the
+    import, ``transformers`` is made unimportable, so evaluate takes its own "transformers is not installed" branch;
+    its ``evaluate.evaluator(...)`` then says transformers is missing, unless transformers was imported first.
+    """
+    if "evaluate" in sys.modules or "transformers" in sys.modules:
+        import evaluate
+        return evaluate
+    sys.modules["transformers"] = None  # type: ignore[assignment]  # `import transformers` raises ImportError
+    try:
+        import evaluate
+    finally:
+        if "transformers" in sys.modules and sys.modules["transformers"] is None:
+            del sys.modules["transformers"]
+    return evaluate
 
 
 class LeftOutWarning(UserWarning):

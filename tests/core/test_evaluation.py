@@ -1,6 +1,7 @@
 """capeval.evaluate: every metric in one call, equal to each metric's own module."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -69,6 +70,27 @@ def test_text_metrics_import_neither_torch_nor_evaluate():
             "print(sorted(m for m in ('torch', 'evaluate', 'transformers') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_loading_a_text_metric_imports_neither_transformers_nor_torch():
+    """evaluate's own __init__ would import transformers.pipelines (and torch): ~5 s of CPU for nothing."""
+    code = ("import sys, capeval; chair = capeval.load('chair', variant='original'); "
+            "result = chair.compute(predictions=['a dog on a sofa'], references=[['a dog on a couch']]); "
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules), 'evaluate' in sys.modules, "
+            "sorted(result)[:2])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.stdout.strip() == "[] True ['chair_i', 'chair_s']"
+
+
+@pytest.mark.slow
+def test_evaluates_evaluator_still_works_where_transformers_was_imported_first():
+    code = ("import sys, transformers, capeval; capeval.load('bleu'); import evaluate; "
+            "print(evaluate.evaluator('text-classification').__class__.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.stdout.strip() == "TextClassificationEvaluator"
 
 
 def test_all_is_every_registered_metric_with_its_papers_defaults():

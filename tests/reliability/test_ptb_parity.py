@@ -71,3 +71,19 @@ def test_equals_the_java_tokenizer_on_thousands_of_varied_strings():
     python, java = ptb_tokenize(strings, backend="python"), ptb_tokenize(strings, backend="java")
     differing = [(s, p, j) for s, p, j in zip(strings, python, java) if p != j]
     assert not differing, f"{len(differing)} of {len(strings)} differ, e.g. {differing[:5]}"
+
+
+#: Unicode 14's new case pairs, which the jar's lexer drops (its answers, Java 17), and their neighbours.
+UNICODE_14 = {"a \u2c2f dog": "a dog", "\u2c2f\u2c5f \ua7c0 \ua7c1": "", "a\u2c2fb c": "a b c", "a\ua7d0b": "a b",
+              "a\ua7c1b.": "a b.", "x \ua7d9 \ua7d7 \ua7d1 y": "x y", "x\U00010570y \U00010597": "x y",
+              "dogs \ua7d6. The cat": "dogs the cat", "A\u03a3\u2c2f": "a\u03c2"}
+
+
+def test_unicode_14_case_pairs_are_dropped_as_the_jar_drops_them():
+    assert ptb_tokenize(list(UNICODE_14)) == list(UNICODE_14.values())
+
+
+@NEEDS_JAVA
+@pytest.mark.slow
+def test_unicode_14_case_pairs_equal_the_java_tokenizer():
+    assert ptb_tokenize(list(UNICODE_14), backend="java") == list(UNICODE_14.values())

@@ -11,7 +11,6 @@ PTB-tokenized text (:func:`capeval.text.ptb.tokenize_corpus`).
 from __future__ import annotations
 
 import functools
-import glob
 import math
 import shutil
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from ..models import cached
 from ..needs import Need
 from ..text.idf import DocumentFrequencies
 from ..text.ptb import TOKENIZERS, tokenize_corpus
-from ..settings import cache_dir
 from ..text.reference_corpus import IDF_SOURCES, reference_sets
 from .meteor import aggregate, load_resources, meteor, pycocoevalcap_jar
 from .meteor_jar import MeteorProcess, meteor_inputs
@@ -236,13 +234,16 @@ class MeteorTable(Need):
         return "built here from pycocoevalcap's meteor-1.5.jar"
 
     def present(self) -> bool:
-        return bool(glob.glob(str(cache_dir() / "meteor" / "paraphrase-en-*" / "table.json")))
+        # The build's own check: a table of an older format or a damaged one is not there.
+        from .meteor import paraphrase_table_folder, table_problem
+
+        return table_problem(paraphrase_table_folder()) is None
 
     def fetch(self) -> None:
         # The one call of METEOR's build: its module owns how the table is built and where it is kept.
-        from .meteor import paraphrase_cache, pycocoevalcap_jar
+        from .meteor import build_paraphrase_table
 
-        paraphrase_cache(pycocoevalcap_jar())
+        build_paraphrase_table()
 
 
 

@@ -89,6 +89,29 @@ def java_tokens(text: str) -> list[str]:
     return [token for token in _JAVA_WHITESPACE.split(text) if token]
 
 
+#: The capitals that Python lower-cases and Java 17 does not: the case pairs Unicode 14 added (Java 17 follows Unicode
+#: 13), U+2C2F, U+A7C0, U+A7D0, U+A7D6, U+A7D8 and the 35 Vithkuqi capitals. Found by printing Java 17's
+#: ``String.toLowerCase`` of every code point against ``str.lower``: Python 3.10 (Unicode 13) differs nowhere, Python
+#: 3.11, 3.12 and 3.13 (Unicode 14, 15, 15.1) at these 40 code points (tests/metrics/meteor/test_meteor_parts.py
+#: compares every code point with the Java on PATH).
+JAVA_UNCASED = "\u2c2f\ua7c0\ua7d0\ua7d6\ua7d8" + "".join(
+    chr(code) for code in range(0x10570, 0x10596) if code not in (0x1057B, 0x1058B, 0x10593))
+_JAVA_UNCASED_SPLIT = re.compile(f"([{JAVA_UNCASED}])")
+
+
+def java_lower(text: str) -> str:
+    """``text`` lowercased as Java 17's ``String.toLowerCase`` lowercases it: as ``str.lower`` but for
+    :data:`JAVA_UNCASED`, characters Java does not know, which stay as they are and neither are cased nor let a
+    final sigma see past them.
+
+    >>> java_lower("A \u2c2f\u2c5f DOG"), java_lower("\u0391\u03a3\u2c2f\u0391")
+    ('a \u2c2f\u2c5f dog', '\u03b1\u03c2\u2c2f\u03b1')
+    """
+    if text.isascii() or not _JAVA_UNCASED_SPLIT.search(text):
+        return text.lower()
+    return "".join(piece if k % 2 else piece.lower() for k, piece in enumerate(_JAVA_UNCASED_SPLIT.split(text)))
+
+
 def java_lines(text: str) -> list[str]:
     """``text`` split into lines as ``BufferedReader.readLine`` reads them (``\\n``, ``\\r`` or ``\\r\\n`` ends one).
 
@@ -192,7 +215,7 @@ def normalize(line: str, prefixes: dict[str, int]) -> str:
     while "DOTDOTMULTI" in line:
         line = line.replace("DOTDOTMULTI", "DOTMULTI.")
     line = line.replace("DOTMULTI", ".")
-    return _WHITE.sub(" ", line).strip(_JAVA_TRIMMED).lower()
+    return java_lower(_WHITE.sub(" ", line).strip(_JAVA_TRIMMED))
 
 
 def read_prefixes(text: str) -> dict[str, int]:
@@ -418,6 +441,8 @@ TABLE_FORMAT = 2
 _HASH_MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9)
 #: Compressed bytes of ``paraphrase-en.gz`` read per step of the build (~18 MB of text, ~2 million words).
 _BLOCK_BYTES = 4 << 20
+#: Per byte value, whether it is part of a word: all but "\n" and the others ``StringTokenizer`` splits at.
+_IN_WORD = np.array([byte not in b" \t\n\f" for byte in range(256)])
 #: Masks of the lowest 0 to 8 bytes of a 64-bit number.
 _LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], np.uint64)
 #: A ``.building-*`` folder older than this is left by a killed build: the next look at the cache removes it.
@@ -595,9 +620,7 @@ def phrase_rows(text: bytes, words: TableWords) -> np.ndarray:
     """
     data = np.frombuffer(text, np.uint8)
     newline = data == ord("\n")
-    inside = ~newline
-    for delimiter in b" \t\f":
-        inside &= data != delimiter
+    inside = _IN_WORD[data]
     edges = np.flatnonzero(np.diff(inside.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
     starts, ends = edges[0::2], edges[1::2]
     line = np.cumsum(newline, dtype=np.int32)[starts]  # the newlines before each word
@@ -651,7 +674,7 @@ class TableWords:
             found[new] = self._number(text, starts[new], lengths[new])
         return found
 
-    def _slot(self, lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    def _slot(self, lengths: np.ndarray, pieces: list[tuple[slice | np.ndarray, np.ndarray]]) -> np.ndarray:
         """Each word's slot: the top bits of its hash times an odd number (so that every bit of the hash counts)."""
         multiplier = np.uint64(_HASH_MULTIPLIERS[0])
         return (_bytes_hashes(lengths, pieces, multiplier) * multiplier) >> np.uint64(64 - self.SLOT_BITS)
@@ -693,24 +716,25 @@ class TableWords:
         return numbers[inverse]
 
 
-def _word_bytes(text: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def _word_bytes(text: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[slice | np.ndarray, np.ndarray]]:
     """The bytes of the words ``text[start:start + length]``, 8 at a time as little-endian numbers: per 8 bytes
-    (the first 8, the next 8, ...), the words that have them (all, then those longer than 8, ...) and their values.
+    (the first 8, the next 8, ...), the words that have them (all: a slice, then the indices of those longer than
+    8, ...) and their values.
 
-    >>> [(where.tolist(), [int(v).to_bytes(8, "little").rstrip(bytes(1)) for v in values])
+    >>> [(where, [int(v).to_bytes(8, "little").rstrip(bytes(1)) for v in values])
     ...  for where, values in _word_bytes(b"a elephantine", np.array([0, 2]), np.array([1, 11]))]
-    [([0, 1], [b'a', b'elephant']), ([1], [b'ine'])]
+    [(slice(None, None, None), [b'a', b'elephant']), (array([1]), [b'ine'])]
     """
     # Every 8 bytes from each offset (the text padded so that the last word has its 8).
     eights = np.ndarray((len(text),), "<u8", text + bytes(8), strides=(1,))
-    pieces = [(np.arange(len(starts)), eights[starts] & _LOW_BYTES[np.minimum(lengths, 8)])]
+    pieces: list[tuple[slice | np.ndarray, np.ndarray]] = [(slice(None), eights[starts] & _LOW_BYTES[np.minimum(lengths, 8)])]
     for k in range(1, -(-int(lengths.max(initial=0)) // 8)):
         where = np.flatnonzero(lengths > 8 * k)
         pieces.append((where, eights[starts[where] + 8 * k] & _LOW_BYTES[np.minimum(lengths[where] - 8 * k, 8)]))
     return pieces
 
 
-def _bytes_hashes(lengths: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]], multiplier: np.uint64) -> np.ndarray:
+def _bytes_hashes(lengths: np.ndarray, pieces: list[tuple[slice | np.ndarray, np.ndarray]], multiplier: np.uint64) -> np.ndarray:
     """64-bit hashes of words given by their lengths and bytes (:func:`_word_bytes`)."""
     hashes = lengths.astype(np.uint64)
     for where, piece in pieces:
@@ -779,6 +803,15 @@ def table_problem(folder: Path) -> str | None:
     return None
 
 
+def paraphrase_table_folder(jar: str | os.PathLike | None = None) -> Path:
+    """Where :func:`build_paraphrase_table` keeps the table of METEOR's ``jar`` (default: pycocoevalcap's): named by
+    the jar's digest, the source table's size and the table format, so another jar or format never reads it."""
+    jar = Path(jar) if jar is not None else pycocoevalcap_jar()
+    source = jar.parent / "data" / "paraphrase-en.gz"
+    digest = _digest(jar.read_bytes())[:16]
+    return cache_dir() / "meteor" / f"paraphrase-en-{digest}-{source.stat().st_size}-v{TABLE_FORMAT}"
+
+
 def build_paraphrase_table(jar: str | os.PathLike | None = None, show: bool | None = None) -> Path:
     """Build the paraphrase table of METEOR's ``jar`` (default: pycocoevalcap's) in capeval's cache if it is absent,
     damaged or of an older format, and return its folder: ``<capeval cache>/meteor/paraphrase-en-<jar digest>-...``.
@@ -792,8 +825,7 @@ def build_paraphrase_table(jar: str | os.PathLike | None = None, show: bool | No
     """
     jar = Path(jar) if jar is not None else pycocoevalcap_jar()
     source = jar.parent / "data" / "paraphrase-en.gz"
-    digest = _digest(jar.read_bytes())[:16]
-    folder = cache_dir() / "meteor" / f"paraphrase-en-{digest}-{source.stat().st_size}-v{TABLE_FORMAT}"
+    folder = paraphrase_table_folder(jar)
     _remove_stale_builds(folder.parent)
     problem = table_problem(folder)
     if problem is None:
@@ -890,7 +922,7 @@ class MeteorResources:
                             partners.add(other)
                             other_partners.add(word)
                     sharing.append(word)
-                info = (key, java_hash(english_stem(word)), synsets, word.lower() in self.function_words, partners)
+                info = (key, java_hash(english_stem(word)), synsets, java_lower(word) in self.function_words, partners)
                 self.words[word] = info
         return info
 

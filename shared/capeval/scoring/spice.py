@@ -441,10 +441,26 @@ def score_in_chunks(items: Sequence[Item], run: Callable[[Sequence[Item]], list[
 
 def spice_ready() -> bool:
     """Whether SPICE can run here: Java on PATH, pycocoevalcap's jar and CoreNLP installed."""
+    return spice_missing() is None
+
+
+def spice_missing() -> str | None:
+    """What SPICE lacks here (None: nothing), with what installs it: Java on PATH, pycocoevalcap's jar, CoreNLP.
+
+    >>> from unittest import mock
+    >>> with mock.patch("shutil.which", return_value=None):
+    ...     spice_missing()
+    'SPICE needs a Java runtime (Java 8 or later on PATH: apt-get install default-jre-headless)'
+    """
+    if shutil.which("java") is None:
+        return "SPICE needs a Java runtime (Java 8 or later on PATH: apt-get install default-jre-headless)"
     try:
-        return shutil.which("java") is not None and spice_jar().is_file() and bool(corenlp_jars())
-    except (ImportError, ModelUnavailableError):
-        return False
+        if not spice_jar().is_file():
+            return f"SPICE's jar is missing from pycocoevalcap ({spice_jar()}): pip install --force-reinstall pycocoevalcap"
+        corenlp_jars()
+    except (ImportError, ModelUnavailableError) as error:
+        return str(error)
+    return None
 
 
 class SpiceScorer(CocoScorer):

@@ -95,9 +95,12 @@ _BMP = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF]
 # characters beyond the Basic Multilingual Plane (emoji, math letters) and variation selectors (the U+FE0F of "❤️")
 # are dropped: all become a space here.
 VARIATION_SELECTORS = "\ufe00-\ufe0f"
+# The letters of the case pairs Unicode 14 added (Ⱟ ⱟ, Ꟁ ꟁ, ...; the Vithkuqi ones lie beyond the Basic Multilingual
+# Plane): the jar's lexer knows none of them and drops them.
+UNICODE_14_CASE_PAIRS = "\u2c2f\u2c5f\ua7c0\ua7c1\ua7d0\ua7d1\ua7d6-\ua7d9"
 SEPARATORS = re.compile("[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c) in ("Cc", "Cf")
                                       and not c.isspace() and c != "\u00ad")
-                        + VARIATION_SELECTORS + "\U00010000-\U0010ffff]")
+                        + VARIATION_SELECTORS + UNICODE_14_CASE_PAIRS + "\U00010000-\U0010ffff]")
 # Combining marks (a decomposed "é") stay inside their word.
 WORD_CHAR = r"(?:[^\W_]|[" + "".join(re.escape(c) for c in _BMP if unicodedata.category(c).startswith("M")
                                      and not "\ufe00" <= c <= "\ufe0f") + "])"

@@ -178,3 +178,63 @@ def test_normalizer_equals_the_jars_on_every_caption(resources):
     jar = jar_class_output("edu.cmu.meteor.util.Normalizer", ["en", "true"], texts)
     assert len(texts) > 160_000
     assert [(t, j) for t, j in zip(texts, jar) if normalize(t, resources.prefixes) != j.lower()] == []
+
+
+#: The capitals Unicode 14 added case pairs for, and their lowercase partners.
+UNICODE_14_PAIRS = [(capital, capital.lower()) for capital in M.JAVA_UNCASED]
+
+
+def skip_unless_java_follows_unicode_13():
+    """The jar lower-cases as the Java that runs it: Java 9 to 18 follow Unicode 8 to 13 (the same case pairs since
+    Unicode 8 but for those of Unicode 14), Java 19 and later Unicode 14 and later."""
+    from capeval.scoring.spice import parse_java_version
+
+    version = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    if parse_java_version(version.stderr + version.stdout) >= 19:
+        pytest.skip("this Java knows Unicode 14's case pairs; capeval lower-cases as Java 17 does")
+
+
+@NEEDS_JAVA
+@pytest.mark.slow
+def test_unicode_14_case_pairs_equal_the_live_jar(resources, meteor_process):
+    """Java 17 knows no lowercase of these capitals: "Ⱟ" and "ⱟ" are different words to the jar."""
+    skip_unless_java_follows_unicode_13()
+    candidates = [capital for capital, _ in UNICODE_14_PAIRS] + ["a \u2c2f dog", "\u0391\u03a3\u2c2f \u03b1\u03c2"]
+    references = [[small] for _, small in UNICODE_14_PAIRS] + [["a \u2c5f dog"], ["\u03b1\u03c3\u2c2f \u03b1\u03c2"]]
+    jar_corpus, jar_scores, jar_statistics = meteor_process.score(candidates, references)
+    corpus, scores, statistics = meteor(*meteor_inputs(candidates, references), resources)
+    assert scores[:len(UNICODE_14_PAIRS)] == [0.0] * len(UNICODE_14_PAIRS)
+    assert [list(row) for row in statistics] == jar_statistics
+    assert scores == jar_scores and corpus == jar_corpus
+
+
+JAVA_LOWER = """
+public class Lower {
+    public static void main(String[] args) {
+        StringBuilder out = new StringBuilder();
+        for (int code = 0; code <= 0x10FFFF; code++) {
+            if (code >= 0xD800 && code <= 0xDFFF) continue;
+            String text = new String(Character.toChars(code)), lower = text.toLowerCase();
+            if (!lower.equals(text)) {
+                out.append(code).append(' ');
+                lower.codePoints().forEach(c -> out.append(c).append(','));
+                out.append('\\n');
+            }
+        }
+        System.out.print(out);
+    }
+}
+"""
+
+
+@NEEDS_JAVA
+@pytest.mark.slow
+def test_java_lower_equals_javas_on_every_code_point(tmp_path):
+    skip_unless_java_follows_unicode_13()
+    (tmp_path / "Lower.java").write_text(JAVA_LOWER)
+    printed = subprocess.run(["java", str(tmp_path / "Lower.java")], capture_output=True, text=True, check=True).stdout
+    java = {int(code): "".join(chr(int(c)) for c in lower.rstrip(",").split(","))
+            for code, lower in (line.split() for line in printed.splitlines())}
+    ours = {code: M.java_lower(chr(code)) for code in range(0x110000)
+            if not 0xD800 <= code <= 0xDFFF and M.java_lower(chr(code)) != chr(code)}
+    assert ours == java

@@ -7,6 +7,7 @@ import collections
 import gzip
 import math
 import random
+import unicodedata
 
 import pytest
 
@@ -434,3 +435,12 @@ def test_meteor_reuses_equal_sentences_and_takes_the_first_best_reference(resour
     assert statistics[0] == statistics[1] == statistics[2] == (3, 3, 1, 1, 2, 2, 1, 1) + (0,) * 12 + (1, 3, 3)
     with pytest.raises(ValueError, match=r"references\[1\] is empty"):
         M.meteor(["a", "b"], [["a"], []], resources)
+
+
+def test_lowercase_as_java_17():
+    """Java 17 knows no lowercase of Unicode 14's new capitals, and a final sigma does not see past them."""
+    if unicodedata.unidata_version >= "14":  # each one a capital that this Python lower-cases
+        assert len(M.JAVA_UNCASED) == 40 and all(capital.lower() != capital for capital in M.JAVA_UNCASED)
+    assert M.java_lower("\u2c2f \ua7c0 DOG \U00010570") == "\u2c2f \ua7c0 dog \U00010570" and "\u2c2f".lower() == "\u2c5f"
+    assert M.java_lower("\u0391\u03a3\u2c2f\u0391 \u2c2f\u03a3\u0391") == "\u03b1\u03c2\u2c2f\u03b1 \u2c2f\u03c3\u03b1"
+    assert M.normalize("A \u2c2f \u2c5f dog.", {}) == "a \u2c2f \u2c5f dog ."

@@ -181,3 +181,30 @@ def test_the_build_shows_a_progress_bar_once_it_takes_a_while(jar, monkeypatch, 
     monkeypatch.setattr("capeval.progress.SHOW_AFTER_SECONDS", 0.0)
     M.build_paraphrase_table(jar, show=True)
     assert "METEOR: building its paraphrase table (once per machine)" in capsys.readouterr().err
+
+
+def test_words_are_numbered_by_their_bytes_whatever_their_hashes(monkeypatch):
+    """With a multiplier of 1 every word falls into slot 0 and words whose 8-byte pieces are swapped share a hash:
+    only the length and byte checks tell them apart."""
+    monkeypatch.setattr(M, "_HASH_MULTIPLIERS", (1, M._HASH_MULTIPLIERS[0]))
+    batches = [["abcdefghijklmnop", "dog", "ijklmnopabcdefgh", "abcdefgh", "dog", "ab"],
+               ["abcdefghi", "abcdefgh", "cat", "abcdefghijklmnopq", "ijklmnopabcdefgh", "dog"],
+               ["a-very-long-word-of-thirty-bytes", "abcdefghijklmnop", "ab\x00"]]
+    words, expected = M.TableWords(), {}
+    for batch in batches:
+        text = " ".join(batch).encode()
+        starts = np.cumsum([0] + [len(word) + 1 for word in batch[:-1]])
+        ids = words.ids(text, starts, np.array([len(word) for word in batch]))
+        assert ids.tolist() == [expected.setdefault(word, len(expected)) for word in batch]
+    assert words.numbers == expected
+
+
+def test_a_last_record_without_its_line_end_is_read(tmp_path):
+    (tmp_path / "table.gz").write_bytes(gzip.compress(b"0.5\nqa\nqb\n0.4\nqc\nqd"))
+    M.ParaphraseTable.build(tmp_path / "table.gz", tmp_path / "table", show=False)
+    assert sorted(map(tuple, built_rows(tmp_path / "table"))) == [("qa",), ("qb",), ("qc",), ("qd",)]
+
+
+def test_empty_phrases_at_the_end_of_a_block_keep_their_rows():
+    words = M.TableWords()
+    assert M.phrase_rows(b"0.1\nqa\nqb\n0.2\n\n\n", words).tolist() == [[0], [1], [-1], [-1]]

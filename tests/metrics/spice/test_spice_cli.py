@@ -52,3 +52,18 @@ def test_the_spice_column_beside_the_others(fake_java, captions, tmp_path, capsy
     assert document["scores"]["spice"] == pytest.approx(expected) and len(document["scores"]["spice_size"]) == 4
     assert document["images"][2]["spice_relation"] == pytest.approx(1 / 3) and document["images"][2]["image_id"] == 102
     assert document["metrics"]["spice"]["column"] == "spice" and document["metrics"]["spice"]["hashcode"].startswith("spice(")
+
+
+@pytest.mark.parametrize("metrics, advice", [(["bleu", "spice", "rouge"], "; to score bleu, rouge without it, leave out --metric spice"),
+                                             (["spice"], "")])
+def test_spice_without_corenlp_stops_before_any_work(tmp_path, monkeypatch, capsys, metrics, advice):
+    pytest.importorskip("pycocoevalcap", reason="SPICE's jar comes with pycocoevalcap")
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path / "empty-cache"))  # no CoreNLP installed there
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")  # Java or not: CoreNLP is what lacks
+    source = tmp_path / "rows.jsonl"
+    source.write_text(json.dumps({"candidate": "a dog", "references": ["a dog runs"]}) + "\n")
+    assert cli.main(["score", "--input", str(source), *(f for m in metrics for f in ("--metric", m))]) == 2
+    out, err = capsys.readouterr()
+    assert "Scoring" not in out and len(err.strip().splitlines()) == 1
+    assert err.startswith("capeval score: SPICE needs Stanford CoreNLP 3.6.0, which is not installed: run "
+                          "`capeval download spice`") and err.strip().endswith(")" + advice)
