@@ -99,6 +99,9 @@ ELSEWHERE = {
     "qace": "its options with tiny T5s: tests/metrics/qace/test_qace_scorer.py and tests/metrics/qace/test_qace_branches.py",
     "bertscore": "every option against the module: tests/metrics/bertscore/test_bertscore_module.py",
     "polos": "every option: tests/metrics/polos/test_polos.py::test_every_option_changes_the_scores",
+    "fleur": "every option with the scripted tiny Llava: tests/metrics/fleur/test_fleur_scorer.py::test_every_option_changes_the_output",
+    "expert": "every option with the scripted tiny Llava and a LoRA: "
+              "tests/metrics/expert/test_expert_scorer.py::test_every_option_changes_the_output",
     "capture": "every option with the tiny parser and encoder: tests/metrics/capture/test_capture_scorer.py "
                "(test_every_option_changes_the_scores, test_the_parser_options_change_the_scores)",
     "dtype": "reduced precision against float32, and in the hashcode: tests/metrics/umic/test_umic_precision.py, "

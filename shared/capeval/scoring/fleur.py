@@ -162,7 +162,6 @@ class LlavaJudgeScorer(CaptionScorer):
     needs_images = True
     value_range = (0.0, 1.0)
     extras = ("models",)
-    column_names = ("rating",)
     #: The LLaVA conversation of the released code.
     template: ClassVar[str]
     #: Where the released code starts looking for the digits among the generated ids (:func:`smoothed_score`).
@@ -235,7 +234,7 @@ class LlavaJudgeScorer(CaptionScorer):
         if unscored:
             named = "; ".join(f"predictions[{i}] answered {answers[i][:40]!r}" for i in unscored)
             warnings.warn(f"{self.title}: the judge's answer to {len(unscored)} caption(s) gives no rating the released code "
-                          f"can score (it reuses the previous caption's score there); their scores are NaN and the corpus value "
+                          f"can score (the released code fails, reuses the previous caption's score or skips the caption there); their scores are NaN and the corpus value "
                           f"leaves them out: {named}", UnscoredAnswerWarning, stacklevel=3)
         values = [math.nan if value is None else value for value in ratings]
         details: dict[str, list] = {"answer": answers, "unscored": [value is None for value in ratings]}
