@@ -76,3 +76,24 @@ def save_tiny_roberta(folder: Path, *, num_layers: int = 4, hidden: int = 32, he
     RobertaModel(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+#: A word-level vocabulary for the tiny judge: the integers 0..100 (so that a score is one token, as in GPT-4o's
+#: tokenizer), the dollar tokens of G-VEval's answers and a few words.
+JUDGE_WORDS = ["[UNK]", "$", "$.", "The", "final", "score", "is", "caption", "matches", "reason", "a", "dog", "same"]
+
+
+def save_tiny_judge(folder: Path, *, seed: int = 0) -> Path:
+    """A random 2-layer GPT-2 with a whitespace word-level tokenizer (:data:`JUDGE_WORDS` and 0..100), saved as a
+    causal-LM checkpoint: the model the tests' OpenAI-compatible server serves."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    vocab = {word: index for index, word in enumerate(JUDGE_WORDS + [str(n) for n in range(101)])}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]").save_pretrained(folder)
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(vocab), n_positions=256, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    return folder

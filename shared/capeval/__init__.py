@@ -22,7 +22,7 @@ __version__ = "0.2.0"
 import importlib
 
 #: Where each public name lives; imported on first use, so ``capeval --version`` and ``import capeval`` stay quick.
-_EXPORTS = {"EvaluationResult": "evaluation", "evaluate": "evaluation", "METRICS": "registry", "load": "registry",
+_EXPORTS = {"EvaluationResult": "evaluation", "evaluate": "evaluation", "dry_run": "evaluation", "METRICS": "registry", "load": "registry",
             "module_path": "registry", "resolve": "registry"}
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

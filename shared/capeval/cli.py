@@ -118,6 +118,16 @@ def summary_line(label: str, result, rows: int) -> str:
     return line + (f"  [{note}]" if note else "")
 
 
+def print_dry_run(runs: list, rows: list[dict], visual: dict) -> int:
+    """``--dry-run``: what the judge metrics among ``runs`` would send for ``rows``, sending nothing."""
+    from .evaluation import dry_run
+
+    plans = dry_run([row["candidate"] for row in rows], [row["references"] for row in rows], images=visual.get("images"),
+                    metrics=[run.scorer for run in runs])
+    print("\n".join(plan.line() for plan in plans) if plans else "No judge metric among these: nothing would be sent.")
+    return 0
+
+
 def run_score(args: argparse.Namespace) -> int:
     from .atomic import partial_file
     from .benchmarks.stats import kendall
@@ -144,6 +154,8 @@ def run_score(args: argparse.Namespace) -> int:
                                 ray_address=args.ray_address)
 
         score = on_ray
+    if args.dry_run:
+        return print_dry_run(runs, rows, visual)
     print(f"Scoring {len(rows)} captions ({source}).")
     try:
         result = evaluate_runs(runs, [row["candidate"] for row in rows], [row["references"] for row in rows], score=score, **visual)
@@ -195,6 +207,8 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
                        help="only the offline configurations of these metrics (default: every one that runs here)")
     score.add_argument("--metrics", action=RenamedFlag, use="--metric NAME (repeatable), or --offline NAME,... for the "
                                                             "offline configurations of some metrics")
+    score.add_argument("--dry-run", action="store_true",
+                       help="print how many requests and (estimated) tokens the judge metrics would send, and send none")
     score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
     score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
     add_output_arguments(score, "write every metric's per-image and corpus values as JSON here")

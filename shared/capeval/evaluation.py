@@ -271,6 +271,26 @@ def evaluate(predictions: Sequence[str], references: Sequence[Sequence[str]] | S
                          batch_size=batch_size, show_progress=show_progress)
 
 
+def dry_run(predictions: Sequence[str], references: Sequence[Sequence[str]] | Sequence[str] | None = None, *,
+            images: Sequence[Any] | None = None, metrics: Any) -> list:
+    """What :func:`evaluate` would send to judge servers for these inputs, sending nothing: one
+    :class:`capeval.judges.RequestPlan` (requests, answers already cached, estimated tokens) per judge model of each judge
+    metric among ``metrics``; the other metrics send nothing and are left out.
+
+    >>> [plan.requests for plan in dry_run(["a dog"], [["a dog runs"]], metrics=["bleu", "clair:base_url=http://127.0.0.1:8000/v1"])]
+    [1]
+    """
+    from .inputs import check_inputs
+    from .scoring.judge import JudgeScorer
+
+    plans = []
+    for run in metric_runs(metrics):
+        if isinstance(run.scorer, JudgeScorer):
+            inputs = check_inputs(run.scorer, predictions, references, images=images)
+            plans.extend(run.scorer.plan(inputs["predictions"], inputs["references"], images=inputs["images"]))
+    return plans
+
+
 def scoring_order(runs: Sequence[MetricRun]) -> list[int]:
     """The order to score ``runs`` in: the scorers that start a slow process in the background (METEOR's JVM)
     start it now and are scored last. A start that fails is left for its scoring to report."""

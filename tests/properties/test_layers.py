@@ -18,6 +18,7 @@ LAYERS = [
     {"vision"},  # images and region features
     {"backbones"},  # ported models and the batching they share
     {"text"},  # tokenizers, n-grams, text encoders and parsers (over the backbones)
+    {"judges"},  # language-model judges: the server client, the answer cache, request plans
     {"scoring"},  # one scorer class per metric
     {"reports"},  # tables and cards of scorer outputs
     {"registry", "evaluation", "metric_base", "distributed"},  # metrics by name, evaluation over many

@@ -102,6 +102,12 @@ ELSEWHERE = {
     "fleur": "every option with the scripted tiny Llava: tests/metrics/fleur/test_fleur_scorer.py::test_every_option_changes_the_output",
     "expert": "every option with the scripted tiny Llava and a LoRA: "
               "tests/metrics/expert/test_expert_scorer.py::test_every_option_changes_the_output",
+    "clair": "every option against the tests' judge server: tests/metrics/clair/test_clair_scorer.py "
+             "(test_every_option_changes_the_scores, test_revision_asks_again_and_changes_the_hashcode; base_url, "
+             "api_key_env, concurrency, timeout_s and retries by design change nothing in the numbers: "
+             "test_transport_options_change_nothing_in_the_numbers and tests/judges)",
+    "g_veval": "every option against the tests' judge server: tests/metrics/g_veval/test_gveval_scorer.py "
+               "(test_every_option_changes_the_scores, test_revision_asks_again_and_changes_the_hashcode)",
     "capture": "every option with the tiny parser and encoder: tests/metrics/capture/test_capture_scorer.py "
                "(test_every_option_changes_the_scores, test_the_parser_options_change_the_scores)",
     "dtype": "reduced precision against float32, and in the hashcode: tests/metrics/umic/test_umic_precision.py, "
