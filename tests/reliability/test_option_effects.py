@@ -119,7 +119,8 @@ ELSEWHERE = {
     "cuda_graphs": "fixed-shape batches and CUDA graph replays, the same numbers by design: "
                    "tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
     "torch_compile": "compiled forward passes, the same numbers by design: tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
-    "cache": "SPICE's cache of the jar's results, the same numbers by design: tests/metrics/spice/test_spice_scorer.py",
+    "cache": "SPICE's cache of the jar's results, FLEUR's and EXPERT's answer cache, the same numbers by design: "
+             "tests/metrics/spice/test_spice_scorer.py, tests/metrics/fleur/test_fleur_scorer.py (the cache tests)",
     "engine": "METEOR's engines give the same numbers by design: tests/metrics/meteor/test_meteor_engines.py, and "
               "tests/metrics/meteor/test_meteor_jar_equality.py on 25,822 captions",
 }

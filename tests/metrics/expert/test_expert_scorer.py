@@ -14,11 +14,12 @@ from capeval.scoring.fleur import FleurScorer, UnscoredAnswerWarning
 
 from fixtures.llava import CAPTIONS, save_llava_lora
 
-pytestmark = pytest.mark.models
+pytestmark = [pytest.mark.models, pytest.mark.usefixtures("llava_answer_cache")]
 
 
 def expert(model, **options):
-    return ExpertScorer(model, device="cpu", **options)
+    """The scorer without the answer cache, so that every call generates."""
+    return ExpertScorer(model, device="cpu", **{"cache": False, **options})
 
 
 def test_the_lora_merges_into_transformers_names_as_llavas_loader_merges_it(scripted_llava, llava_lora):
@@ -71,7 +72,7 @@ def test_expert_batched_equals_one_at_a_time_and_differs_from_fleur(scripted_lla
     alone = [scorer.score([c], images=[i], batch_size=1)["expert"][0] for c, i in zip(CAPTIONS, judge_images)]
     assert batched == pytest.approx(alone, abs=1e-5)
     # Another conversation, prompt and digit step: not FLEUR's numbers on the same judge.
-    assert batched != pytest.approx(FleurScorer(scripted_llava, device="cpu").score(CAPTIONS, images=judge_images)["fleur"], abs=1e-3)
+    assert batched != pytest.approx(FleurScorer(scripted_llava, device="cpu", cache=False).score(CAPTIONS, images=judge_images)["fleur"], abs=1e-3)
 
 
 @pytest.mark.slow

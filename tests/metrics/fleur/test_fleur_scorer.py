@@ -13,11 +13,12 @@ from capeval.scoring.fleur import FleurScorer, UnscoredAnswerWarning
 
 from fixtures.llava import CAPTIONS, REFERENCES
 
-pytestmark = pytest.mark.models
+pytestmark = [pytest.mark.models, pytest.mark.usefixtures("llava_answer_cache")]
 
 
 def fleur(model, **options):
-    return FleurScorer(model, device="cpu", **options)
+    """The scorer without the answer cache, so that every call generates."""
+    return FleurScorer(model, device="cpu", **{"cache": False, **options})
 
 
 @pytest.mark.slow
@@ -113,3 +114,38 @@ def test_llavas_original_layout_is_refused_naming_the_conversion(scripted_llava,
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="original layout .*llava-hf/llava-1.5-13b-hf"):
         fleur(str(folder)).score(["a dog"], images=judge_images[:1])
+
+
+@pytest.mark.slow
+def test_a_rerun_reads_every_answer_from_the_cache_without_loading_the_judge(scripted_llava, judge_images, llava_answer_cache,
+                                                                            monkeypatch):
+    import capeval.scoring.fleur as fleur_module
+    from capeval.models import clear_cache
+
+    first = FleurScorer(scripted_llava, device="cpu", explain=True)
+    out = first.score(CAPTIONS, images=judge_images)
+    assert first.provenance()["usage"] == {"generated": 8, "answers_from_cache": 0}
+    assert len(list(llava_answer_cache.rglob("*.json"))) == 8
+
+    clear_cache()
+    monkeypatch.setattr(fleur_module, "load_llava", lambda *args, **kwargs: pytest.fail("the judge was loaded"))
+    again = FleurScorer(scripted_llava, device="cpu", explain=True)
+    rerun = again.score(CAPTIONS, images=judge_images)
+    assert again.provenance()["usage"] == {"generated": 0, "answers_from_cache": 8}
+    assert rerun["fleur"] == out["fleur"] and rerun.details == out.details
+    assert again.hashcode() == first.hashcode()
+
+
+@pytest.mark.slow
+def test_the_cache_keys_the_prompt_the_image_and_the_decoding(scripted_llava, judge_images, llava_answer_cache):
+    FleurScorer(scripted_llava, device="cpu").score(CAPTIONS[:1], images=judge_images[:1])
+    for scorer, caption, image in ((FleurScorer(scripted_llava, device="cpu"), CAPTIONS[1], judge_images[0]),
+                                   (FleurScorer(scripted_llava, device="cpu"), CAPTIONS[0], judge_images[1]),
+                                   (FleurScorer(scripted_llava, device="cpu", max_new_tokens=20), CAPTIONS[0], judge_images[0]),
+                                   (FleurScorer(scripted_llava, device="cpu", dtype="bfloat16"), CAPTIONS[0], judge_images[0])):
+        scorer.score([caption], images=[image])
+        assert scorer.provenance()["usage"] == {"generated": 1, "answers_from_cache": 0}
+    scorer = FleurScorer(scripted_llava, device="cpu", cache=False)
+    scorer.score(CAPTIONS[:1], images=judge_images[:1])
+    assert scorer.provenance()["usage"] == {"generated": 1, "answers_from_cache": 0}
+    assert len(list(llava_answer_cache.rglob("*.json"))) == 5
