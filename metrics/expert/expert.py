@@ -49,7 +49,7 @@ Examples:
     >>> expert = capeval.load("expert", model=save_scripted_llava(tempfile.mkdtemp()), adapter=None, device="cpu")
     >>> results = expert.compute(predictions=["a dog runs across the grass"], images=[str(sample_image())])
     >>> [round(s, 4) for s in results["scores"]], results["answer"]
-    ([0.2147], ['0.7'])
+    ([0.2286], ['0.7'])
 """
 
 

@@ -51,7 +51,7 @@ Examples:
     >>> fleur = capeval.load("fleur", model=save_scripted_llava(tempfile.mkdtemp()), device="cpu")
     >>> results = fleur.compute(predictions=["a dog runs across the grass"], images=[str(sample_image())])
     >>> [round(s, 4) for s in results["scores"]], results["answer"]
-    ([0.5661], ['0.7'])
+    ([0.5672], ['0.7'])
 """
 
 
