@@ -19,7 +19,7 @@ from fixtures import METRICS, REPO  # noqa: E402
 
 #: Fixtures that tests in several folders share, by topic; every test can ask for any of them by name.
 pytest_plugins = ["fixtures.vision", "fixtures.vilbert", "fixtures.clip", "fixtures.qace", "fixtures.polos", "fixtures.meteor",
-                  "fixtures.english", "fixtures.judge_server"]
+                  "fixtures.english", "fixtures.llava", "fixtures.judge_server"]
 
 
 @pytest.fixture(scope="session")

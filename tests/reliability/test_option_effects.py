@@ -99,6 +99,9 @@ ELSEWHERE = {
     "qace": "its options with tiny T5s: tests/metrics/qace/test_qace_scorer.py and tests/metrics/qace/test_qace_branches.py",
     "bertscore": "every option against the module: tests/metrics/bertscore/test_bertscore_module.py",
     "polos": "every option: tests/metrics/polos/test_polos.py::test_every_option_changes_the_scores",
+    "fleur": "every option with the scripted tiny Llava: tests/metrics/fleur/test_fleur_scorer.py::test_every_option_changes_the_output",
+    "expert": "every option with the scripted tiny Llava and a LoRA: "
+              "tests/metrics/expert/test_expert_scorer.py::test_every_option_changes_the_output",
     "clair": "every option against the tests' judge server: tests/metrics/clair/test_clair_scorer.py "
              "(test_every_option_changes_the_scores, test_revision_asks_again_and_changes_the_hashcode; base_url, "
              "api_key_env, concurrency, timeout_s and retries by design change nothing in the numbers: "
@@ -116,7 +119,8 @@ ELSEWHERE = {
     "cuda_graphs": "fixed-shape batches and CUDA graph replays, the same numbers by design: "
                    "tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
     "torch_compile": "compiled forward passes, the same numbers by design: tests/metrics/vilbertscore/test_vilbertscore_fast_paths.py",
-    "cache": "SPICE's cache of the jar's results, the same numbers by design: tests/metrics/spice/test_spice_scorer.py",
+    "cache": "SPICE's cache of the jar's results, FLEUR's and EXPERT's answer cache, the same numbers by design: "
+             "tests/metrics/spice/test_spice_scorer.py, tests/metrics/fleur/test_fleur_scorer.py (the cache tests)",
     "engine": "METEOR's engines give the same numbers by design: tests/metrics/meteor/test_meteor_engines.py, and "
               "tests/metrics/meteor/test_meteor_jar_equality.py on 25,822 captions",
 }

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Sequence
 from ..backbones.llava import Generation
 from ..declaration import Opt
 from ..inputs import path_option
-from .fleur import DEFAULT_LLAVA, MAX_NEW_TOKENS, LlavaJudgeScorer, MaxNewTokens, WeightDtype
+from .fleur import DEFAULT_LLAVA, MAX_NEW_TOKENS, AnswerCache, LlavaJudgeScorer, MaxNewTokens, WeightDtype
 from .options import Device
 
 #: The released scoring prompt (hjkim811/EXPERT ``expert.py`` at 74bbef41, ``get_scoring_prompt``).
@@ -81,8 +81,9 @@ class ExpertScorer(LlavaJudgeScorer):
                                                        "not EXPERT", check=path_option)] = DEFAULT_ADAPTER,
                  explain: Annotated[bool, Opt("ask the released second turn and put its parsed fluency / relevance / "
                                               "descriptiveness in the details' `explanation`")] = False,
-                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, device: Device = None, dtype: WeightDtype = None):
-        super().__init__(model, adapter, explain, max_new_tokens, device, dtype)
+                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, cache: AnswerCache = True, device: Device = None,
+                 dtype: WeightDtype = None):
+        super().__init__(model, adapter, explain, max_new_tokens, cache, device, dtype)
 
     def instruction(self, candidate: str, references: Sequence[str] | None) -> str:
         return EXPERT_PROMPT.format(caption=candidate)

@@ -11,16 +11,17 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import Annotated, Any, ClassVar, Sequence
+from typing import Annotated, Any, Callable, ClassVar, Sequence
 
 import torch
 
 from ..backbones.llava import TEMPLATES, Generation, LlavaJudge, load_llava, render_prompt
 from ..declaration import Opt
 from ..inputs import path_option
+from ..judges.cache import ResponseCache, request_key
 from ..models import model_id, resolve_device
 from ..progress import progress
-from ..vision.images import open_image
+from ..vision.images import image_digest, open_image
 from .options import Device
 from .protocol import CaptionScorer, Scores
 from .spice import mean_defined
@@ -139,7 +140,11 @@ BATCH_SIZE = 8
 WEIGHT_DTYPES = (None, "float32", "bfloat16", "float16")
 
 
+#: The judge cache's backend name of the in-process LLaVA judges (part of every key).
+LLAVA_BACKEND = "transformers-llava"
 #: The options the LLaVA judges share.
+AnswerCache = Annotated[bool, Opt("keep each answer in the judge cache (<CAPEVAL_CACHE>/judges, keyed by judge, exact prompt, "
+                                  "image digest and decoding) and read it back on a rerun; the numbers are the same")]
 MaxNewTokens = Annotated[int, Opt("tokens the judge may generate per answer (the released 512)", within="[1, inf)")]
 WeightDtype = Annotated[str | None, Opt("precision of the judge's weights; None: float16 on CUDA (the released loading), "
                                         "float32 on CPU", choices=WEIGHT_DTYPES)]
@@ -162,15 +167,16 @@ class LlavaJudgeScorer(CaptionScorer):
     needs_images = True
     value_range = (0.0, 1.0)
     extras = ("models",)
-    column_names = ("rating",)
     #: The LLaVA conversation of the released code.
     template: ClassVar[str]
     #: Where the released code starts looking for the digits among the generated ids (:func:`smoothed_score`).
     search_start: ClassVar[int] = 0
 
-    def __init__(self, model: str, adapter: str | None, explain: bool, max_new_tokens: int, device, dtype: str | None):
+    def __init__(self, model: str, adapter: str | None, explain: bool, max_new_tokens: int, cache: bool, device,
+                 dtype: str | None):
         self.model_name, self.adapter = model, adapter
-        self.explain, self.max_new_tokens = explain, max_new_tokens
+        self.explain, self.max_new_tokens, self.cache = explain, max_new_tokens, cache
+        self.usage: dict[str, int] = {}
         self.device = resolve_device(device)
         self.dtype = dtype or ("float16" if self.device.type == "cuda" else "float32")
 
@@ -201,46 +207,76 @@ class LlavaJudgeScorer(CaptionScorer):
             options["max_new_tokens"] = self.max_new_tokens
         return options
 
+    def request(self, prompt: str, image: str) -> dict[str, Any]:
+        """What identifies one answer in the judge cache: the judge (model, adapter, precision), the exact prompt, the
+        image's digest, the decoding and how the answer is read."""
+        return {"adapter": None if self.adapter is None else model_id(self.adapter), "dtype": self.dtype, "prompt": prompt,
+                "image": image, "decoding": {"do_sample": False, "num_beams": 1, "max_new_tokens": self.max_new_tokens,
+                                             "stop": TEMPLATES[self.template].stop},
+                "read": {"metric": self.metric, "search_start": self.search_start}}
+
+    def answered(self, prompts: Sequence[str], images: Sequence[Any], read: Callable[[Generation], dict[str, Any]],
+                 batch_size: int, show_progress: bool | None) -> list[dict[str, Any]]:
+        """``read`` of the judge's answer to each prompt with its image: from the answer cache, else generated in
+        batches (and then kept); the counts go to :attr:`usage`."""
+        cache = ResponseCache() if self.cache else None
+        keys = [request_key(LLAVA_BACKEND, model_id(self.model_name), "", self.request(prompt, image_digest(image, name=f"images[{i}]")))
+                for i, (prompt, image) in enumerate(zip(prompts, images))]
+        answers: list[dict[str, Any] | None] = [cache.get(key) if cache else None for key in keys]
+        missing = [i for i, answer in enumerate(answers) if answer is None]
+        for start in progress(range(0, len(missing), batch_size), desc=self.title, show=show_progress):
+            rows = missing[start : start + batch_size]
+            pictures = [open_image(images[i], name=f"images[{i}]").convert("RGB") for i in rows]
+            generated = self.judge.generate([prompts[i] for i in rows], pictures, stop=TEMPLATES[self.template].stop,
+                                            max_new_tokens=self.max_new_tokens, dtype=getattr(torch, self.dtype))
+            for i, generation in zip(rows, generated):
+                answers[i] = read(generation)
+                if cache is not None:
+                    cache.put(keys[i], answers[i])  # type: ignore[arg-type]  # just read
+        self.usage["generated"] = self.usage.get("generated", 0) + len(missing)
+        self.usage["answers_from_cache"] = self.usage.get("answers_from_cache", 0) + len(prompts) - len(missing)
+        return answers  # type: ignore[return-value]  # every None was filled
+
+    def rated(self, generation: Generation) -> dict[str, Any]:
+        """The first turn's answer and its smoothed rating (``None`` where the released code cannot score it)."""
+        rating = smoothed_score(self.answer_text(generation), generation.ids, generation.logits, self.judge.digit_ids,
+                                search_start=self.search_start)
+        return {"answer": generation.text_without_special.strip(), "rating": rating}
+
+    def provenance(self) -> dict[str, Any]:
+        """As every scorer's, with the last call's answers generated and read from the cache."""
+        return {**super().provenance(), "usage": dict(self.usage)}
+
     def score(self, predictions, references=None, *, images=None, region_features=None, batch_size=None, show_progress=None) -> Scores:
         """The smoothed rating of each caption (NaN, named in an :class:`UnscoredAnswerWarning`, where the answer
         cannot be scored); the details hold each answer and, with ``explain``, the explanation."""
         if images is None:
             raise ValueError(f"{self.title} rates captions against images: pass images=[...] (one per caption)")
-        judge, batch_size = self.judge, batch_size or BATCH_SIZE
+        batch_size, self.usage = batch_size or BATCH_SIZE, {}
         candidates = [collapse_whitespace(p) for p in predictions]
         instructions = [self.instruction(c, None if references is None else references[i]) for i, c in enumerate(candidates)]
-        prompts = [render_prompt(self.template, [(text, None)]) for text in instructions]
-        pictures = [open_image(item, name=f"images[{i}]").convert("RGB") for i, item in enumerate(images)]
-        stop, digit_ids = TEMPLATES[self.template].stop, judge.digit_ids
-        torch_dtype = getattr(torch, self.dtype)
-        ratings, answers, explanations = [], [], []
-        for start in progress(range(0, len(prompts), batch_size), desc=self.title, show=show_progress):
-            rows = range(start, min(start + batch_size, len(prompts)))
-            first = judge.generate([prompts[i] for i in rows], [pictures[i] for i in rows], stop=stop,
-                                   max_new_tokens=self.max_new_tokens, dtype=torch_dtype)
-            batch = [smoothed_score(self.answer_text(g), g.ids, g.logits, digit_ids, search_start=self.search_start) for g in first]
-            ratings += batch
-            answers += [g.text_without_special.strip() for g in first]
-            if self.explain:
-                # The released second turn: the first answer replaced by the printed smoothed score and the end token
-                # (the released code stops at an answer it cannot score: no explanation there).
-                scored = [i for i, value in zip(rows, batch) if value is not None]
-                turns = [render_prompt(self.template, [(instructions[i], f"{ratings[i]}</s>"), (self.explanation_prompt(candidates[i]), None)])
-                         for i in scored]
-                second = judge.generate(turns, [pictures[i] for i in scored], stop=stop, max_new_tokens=self.max_new_tokens,
-                                        dtype=torch_dtype) if scored else []
-                given = dict(zip(scored, second))
-                explanations += [self.explanation(given[i]) if i in given else None for i in rows]
-        unscored = [i for i, value in enumerate(ratings) if value is None]
-        if unscored:
-            named = "; ".join(f"predictions[{i}] answered {answers[i][:40]!r}" for i in unscored)
-            warnings.warn(f"{self.title}: the judge's answer to {len(unscored)} caption(s) gives no rating the released code "
-                          f"can score (it reuses the previous caption's score there); their scores are NaN and the corpus value "
-                          f"leaves them out: {named}", UnscoredAnswerWarning, stacklevel=3)
-        values = [math.nan if value is None else value for value in ratings]
-        details: dict[str, list] = {"answer": answers, "unscored": [value is None for value in ratings]}
+        first = self.answered([render_prompt(self.template, [(text, None)]) for text in instructions], images, self.rated,
+                              batch_size, show_progress)
+        ratings = [answer["rating"] for answer in first]
+        details: dict[str, list] = {"answer": [answer["answer"] for answer in first], "unscored": [r is None for r in ratings]}
         if self.explain:
-            details["explanation"] = explanations
+            # The released second turn: the first answer replaced by the printed smoothed score and the end token (the
+            # released code stops at an answer it cannot score: no explanation there).
+            scored = [i for i, rating in enumerate(ratings) if rating is not None]
+            turns = [render_prompt(self.template, [(instructions[i], f"{ratings[i]}</s>"), (self.explanation_prompt(candidates[i]), None)])
+                     for i in scored]
+            second = self.answered(turns, [images[i] for i in scored], lambda g: {"explanation": self.explanation(g)},
+                                   batch_size, show_progress)
+            given = {i: answer["explanation"] for i, answer in zip(scored, second)}
+            details["explanation"] = [given.get(i) for i in range(len(ratings))]
+        unscored = [i for i, rating in enumerate(ratings) if rating is None]
+        if unscored:
+            named = "; ".join(f"predictions[{i}] answered {details['answer'][i][:40]!r}" for i in unscored)
+            warnings.warn(f"{self.title}: the judge's answer to {len(unscored)} caption(s) gives no rating the released code "
+                          f"can score (the released code fails, reuses the previous caption's score or skips the caption "
+                          f"there); their scores are NaN and the corpus value leaves them out: {named}",
+                          UnscoredAnswerWarning, stacklevel=3)
+        values = [math.nan if rating is None else rating for rating in ratings]
         return Scores({self.primary: values}, corpus={self.primary: mean_defined(values)}, details=details)
 
 
@@ -273,8 +309,9 @@ class FleurScorer(LlavaJudgeScorer):
                                                          "joined by newlines")] = False,
                  explain: Annotated[bool, Opt("ask fleur_exp.py's second turn (\"Why? Tell me the reason.\") and put the "
                                               "answer in the details' `explanation`")] = False,
-                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, device: Device = None, dtype: WeightDtype = None):
-        super().__init__(model, None, explain, max_new_tokens, device, dtype)
+                 max_new_tokens: MaxNewTokens = MAX_NEW_TOKENS, cache: AnswerCache = True, device: Device = None,
+                 dtype: WeightDtype = None):
+        super().__init__(model, None, explain, max_new_tokens, cache, device, dtype)
         self.reference_based = reference_based
         self.needs_references = reference_based
 
