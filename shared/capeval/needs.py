@@ -330,3 +330,19 @@ class NotPublic(Need):
 
     def fix(self, metric: str) -> str:
         return self.how
+
+
+@dataclass(frozen=True)
+class JudgeServer(Need):
+    """An OpenAI-compatible server the user runs or subscribes to; capeval never picks one, so nothing is sent
+    anywhere until ``base_url`` names it."""
+
+    label: str = "a judge server (base_url=)"
+    kind: str = field(default="system", kw_only=True)
+    fetchable = False
+
+    def present(self) -> bool:
+        return False
+
+    def fix(self, metric: str) -> str:
+        return f"capeval score --metric '{metric}:base_url=URL' (an OpenAI-compatible endpoint, e.g. a local vLLM)"

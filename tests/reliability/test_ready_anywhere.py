@@ -108,6 +108,11 @@ def test_doctor_lists_every_metric_with_all_it_lacks_and_one_command(cache, caps
     assert rows["umic"].fix == "capeval download umic"
     assert rows["pac_score"].lacks[-1] == "PAC-S's clip_ViT-B-32.pth (no public download)"
     assert rows["pac_score"].fix.startswith("pass checkpoint=PATH")
+    # Judges: the LLaVA weights are fetched like any checkpoint; a judge server is the user's to name, never picked.
+    assert rows["expert"].lacks == ("llava-hf/llava-1.5-13b-hf (weights)", "hjkim811/EXPERT-llava-13b-lora (weights)")
+    assert (rows["fleur"].lacks, rows["fleur"].fix) == (("llava-hf/llava-1.5-13b-hf (weights)",), "capeval download fleur")
+    assert rows["clair"].lacks == rows["g_veval"].lacks == ("a judge server (base_url=)",)
+    assert rows["clair"].fix.startswith("capeval score --metric 'clair:base_url=URL'")
     assert capeval.doctor() == list(rows.values())
     assert cli.main(["doctor"]) == 0
     table = capsys.readouterr().out

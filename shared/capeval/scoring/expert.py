@@ -18,6 +18,7 @@ from typing import Annotated, Any, Sequence
 from ..backbones.llava import Generation
 from ..declaration import Opt
 from ..inputs import path_option
+from ..needs import HubModel
 from .fleur import DEFAULT_LLAVA, MAX_NEW_TOKENS, AnswerCache, LlavaJudgeScorer, MaxNewTokens, WeightDtype
 from .options import Device
 
@@ -73,6 +74,7 @@ class ExpertScorer(LlavaJudgeScorer):
     needs_references = False
     template = "llava_v0"
     search_start = 1
+    needs = (HubModel(DEFAULT_LLAVA), HubModel(DEFAULT_ADAPTER))
 
     def __init__(self, model: Annotated[str, Opt("hub id or folder of a transformers Llava checkpoint: the LoRA's base, "
                                                  "LLaVA-1.5-13B in the paper", check=path_option)] = DEFAULT_LLAVA,

@@ -20,6 +20,7 @@ from ..declaration import Opt
 from ..inputs import path_option
 from ..judges.cache import ResponseCache, request_key
 from ..models import model_id, resolve_device
+from ..needs import HubModel, Need
 from ..progress import progress
 from ..vision.images import image_digest, open_image
 from .options import Device
@@ -167,6 +168,7 @@ class LlavaJudgeScorer(CaptionScorer):
     needs_images = True
     value_range = (0.0, 1.0)
     extras = ("models",)
+    needs: ClassVar[tuple[Need, ...]] = (HubModel(DEFAULT_LLAVA),)
     #: The LLaVA conversation of the released code.
     template: ClassVar[str]
     #: Where the released code starts looking for the digits among the generated ids (:func:`smoothed_score`).

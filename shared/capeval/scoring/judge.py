@@ -10,6 +10,7 @@ from typing import Any, Callable, ClassVar, Sequence, TypeVar
 from ..judges.cache import ResponseCache, request_key
 from ..judges.plan import RequestPlan, estimate_tokens
 from ..judges.server import ChatServer, JudgeServerError
+from ..needs import JudgeServer
 from .protocol import CaptionScorer
 
 T = TypeVar("T")
@@ -22,6 +23,7 @@ class JudgeScorer(CaptionScorer):
 
     #: How many answers a caption gets before it counts as unread (the released loop's count).
     tries: ClassVar[int]
+    needs = (JudgeServer(),)
 
     def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None, revision: str, temperature: float,
                  seed: int | None, max_tokens: int | None, concurrency: int, timeout_s: float, retries: int):
