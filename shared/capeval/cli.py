@@ -65,12 +65,27 @@ def runs_from_arguments(args: argparse.Namespace) -> list:
     return runs
 
 
+def image_names(images: list) -> list:
+    """The rows' images, each a file name or an integer id; a UsageError naming the first row with anything else."""
+    for row, image in enumerate(images):
+        if not isinstance(image, (str, int)) or isinstance(image, bool):
+            raise UsageError(f"row {row}: 'image' is {image!r}, not an image file name or id")
+    return images
+
+
 def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dict:
     """``images`` (``--images DIR`` + each row's image file) or ``region_features`` (``--features DIR``) when an
     image metric runs; a UsageError saying how to give them when they are missing."""
     image_metrics = [run.label for run in runs if run.scorer.needs_images]
     if not image_metrics:
         return {}
+    if all(run.scorer.image_id_example for run in runs if run.scorer.needs_images):
+        # Metrics that name each image by an id (CHAIR's COCO ids, AMBER's) open no file: the rows' ids as they are.
+        ids = [row.get("image", row.get("image_id")) for row in rows]
+        if None in ids:
+            raise UsageError(f"row {ids.index(None)} has no image: {', '.join(image_metrics)} need(s) each row's image id "
+                             "(an 'image' field, or COCO results' image_id)")
+        return {"images": image_names(ids)}
     # Only here: the image helpers' module reads Pillow, which the text-only install lacks.
     from .vision.images import image_paths
     from .vision.regions import feature_paths
@@ -82,7 +97,7 @@ def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dic
     if missing:
         raise UsageError(f"row {missing[0]} has no image file name: add an 'image' field to each row (COCO: an 'images' "
                          "table with file_name in the annotations)")
-    files = [row["image"] for row in rows]
+    files = [str(name) for name in image_names([row["image"] for row in rows])]  # an integer id names its file
     try:
         if args.features:
             return {"region_features": feature_paths(files, args.features)}

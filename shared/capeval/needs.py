@@ -27,23 +27,11 @@ from pathlib import Path
 from typing import Callable
 
 from .models import ModelUnavailableError, hub_dir, hub_snapshot
-from .settings import cache_dir
-from .text.nltk_data import nltk_data_dir, use_nltk_data
+from .text.data_folders import nltk_data_dir, spacy_dir, spacy_folder, use_nltk_data
 
 #: The nltk_data repository's commit whose package archives capeval installs, and where they are.
 NLTK_DATA_COMMIT = "550b6625bcef1f2abff2ff770a5a0d272c9c6b2a"
 NLTK_PACKAGES_URL = f"https://raw.githubusercontent.com/nltk/nltk_data/{NLTK_DATA_COMMIT}/packages"
-
-
-def spacy_dir() -> Path:
-    """capeval's spaCy pipelines: ``<CAPEVAL_CACHE>/spacy/<name>/``."""
-    return cache_dir() / "spacy"
-
-
-def spacy_folder(name: str) -> Path | None:
-    """The unpacked pipeline ``name`` in capeval's spaCy folder (the folder holding its ``config.cfg``), or ``None``."""
-    found = sorted((spacy_dir() / name).glob("*/config.cfg")) + sorted((spacy_dir() / name).glob("config.cfg"))
-    return found[0].parent if found else None
 
 
 @dataclass(frozen=True)

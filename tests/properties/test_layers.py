@@ -18,10 +18,12 @@ LAYERS = [
     {"vision"},  # images and region features
     {"backbones"},  # ported models and the batching they share
     {"text"},  # tokenizers, n-grams, text encoders and parsers (over the backbones)
-    {"judges"},  # language-model judges: the server client, the answer cache, request plans
+    # language-model judges (the server client, the answer cache, request plans); what a metric needs and its fetching
+    {"judges", "needs"},
     {"scoring"},  # one scorer class per metric
     {"reports"},  # tables and cards of scorer outputs
-    {"registry", "evaluation", "metric_base", "distributed"},  # metrics by name, evaluation over many
+    # metrics by name, evaluation over many, what runs here and the downloads that make it run
+    {"registry", "evaluation", "metric_base", "distributed", "readiness", "downloads"},
     {"benchmarks", "integrations"},  # meta-evaluation; Trainer, torchmetrics, Spaces, leaderboard
     {"cli"},  # the command line
 ]

@@ -50,8 +50,8 @@ def test_every_model_metric_says_which_extra_to_install_on_every_surface():
                           env={"HF_HUB_OFFLINE": "1", "CAPEVAL_PROGRESS": "0", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout)
-    assert sorted(found) == ["bert_tbr", "bertscore", "capture", "clip_score", "pac_score", "polos", "qace", "smurf", "umic",
-                             "vilbertscore"]
+    assert sorted(found) == ["bert_tbr", "bertscore", "capture", "clip_score", "expert", "fleur", "pac_score", "polos", "qace",
+                             "smurf", "umic", "vilbertscore"]
     extras = {"bertscore": "models,bertscore", "capture": "models,capture", "clip_score": "models,clip",
               "pac_score": "models,clip", "qace": "models,qace"}
     for metric, surfaces in found.items():

@@ -86,6 +86,8 @@ def test_fixed_idf_sentences_are_used_in_code_mode(minilm_path):
 class FixedEncoder:
     """Token vectors given per sentence (an encoder stand-in), so similarities can be chosen exactly."""
 
+    name_or_path = "fixed-encoder"
+
     def __init__(self, vectors):
         self.vectors = vectors
 

@@ -29,7 +29,7 @@ def _nltk_resource(name: str):
     folder first: :func:`capeval.needs.use_nltk_data`) lacks it."""
     import nltk.data
 
-    from .nltk_data import use_nltk_data
+    from .data_folders import use_nltk_data
 
     use_nltk_data()
 
@@ -261,7 +261,7 @@ def pos_tagger() -> PerceptronTags:
     def load() -> PerceptronTags:
         from nltk.tag.perceptron import PerceptronTagger
 
-        from .nltk_data import use_nltk_data
+        from .data_folders import use_nltk_data
 
         use_nltk_data()
         try:

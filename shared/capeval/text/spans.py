@@ -69,7 +69,7 @@ def load_spacy(name: str = DEFAULT_SPACY_MODEL, *, missing: str = QACE_SPACY_ADV
             import spacy
         except ImportError as error:
             raise ModelUnavailableError(f"spaCy is not installed: pip install 'spacy>=3.8,<3.9'. {missing}") from error
-        from ..needs import spacy_folder
+        from .data_folders import spacy_folder
 
         try:
             return spacy.load(spacy_folder(name) or name)  # what `capeval download` unpacked, else an installed package

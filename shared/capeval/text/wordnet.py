@@ -69,7 +69,7 @@ def wordnet_source() -> str:
         return configured
     import nltk.data
 
-    from .nltk_data import use_nltk_data
+    from .data_folders import use_nltk_data
 
     use_nltk_data()
     try:
@@ -211,7 +211,7 @@ def wordnet() -> WordNet:
     """
     import nltk.data
 
-    from .nltk_data import use_nltk_data
+    from .data_folders import use_nltk_data
 
     use_nltk_data()
     # Where it is found is looked up once per configuration (the lookup searches NLTK's data path).

@@ -1,4 +1,5 @@
-"""capeval's own NLTK data folder, searched before NLTK's global ones (``capeval download`` fills it)."""
+"""capeval's own NLTK and spaCy data folders, searched before NLTK's global ones and spaCy's installed packages
+(``capeval download`` fills them)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,14 @@ def use_nltk_data() -> None:
     _NLTK_FOLDER[:] = [folder]
     if folder not in nltk.data.path:
         nltk.data.path.insert(0, folder)
+
+
+def spacy_dir() -> Path:
+    """capeval's spaCy pipelines: ``<CAPEVAL_CACHE>/spacy/<name>/``."""
+    return cache_dir() / "spacy"
+
+
+def spacy_folder(name: str) -> Path | None:
+    """The unpacked pipeline ``name`` in capeval's spaCy folder (the folder holding its ``config.cfg``), or ``None``."""
+    found = sorted((spacy_dir() / name).glob("*/config.cfg")) + sorted((spacy_dir() / name).glob("config.cfg"))
+    return found[0].parent if found else None
