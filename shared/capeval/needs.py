@@ -207,8 +207,10 @@ class NltkPackage(UrlFile):
         return nltk_data_dir() / self.resource.split("/")[0]
 
     def present(self) -> bool:
-        import nltk.data
-
+        try:
+            import nltk.data
+        except ImportError:  # no NLTK (its extra is missing, and named as such): no NLTK data can be read here
+            return False
         use_nltk_data()
         try:
             nltk.data.find(self.resource)

@@ -237,7 +237,10 @@ class MeteorTable(Need):
         # The build's own check: a table of an older format or a damaged one is not there.
         from .meteor import paraphrase_table_folder, table_problem
 
-        return table_problem(paraphrase_table_folder()) is None
+        try:
+            return table_problem(paraphrase_table_folder()) is None
+        except ImportError:  # no pycocoevalcap (the meteor extra, named as missing): no jar to build the table from
+            return False
 
     def fetch(self) -> None:
         # The one call of METEOR's build: its module owns how the table is built and where it is kept.
