@@ -1,10 +1,14 @@
 """Spaces with long captions (dense descriptions of 100-200 words): the values come first and stay in sight, the
-caption is shortened in the table but scored whole, and a caption of several paragraphs stays one caption."""
+caption is shortened in the table but scored whole, a caption of several paragraphs stays one caption, and a failed
+click says what failed (language data named as what it is, not as a missing model)."""
 
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import CAPTION_CELL, build_metric_space, build_suite_space, suite_metrics
+from capeval.integrations.gradio_app import CAPTION_CELL, SpaceMetric, build_metric_space, build_suite_space, suite_metrics
+from capeval.scoring import capture
+from capeval.scoring.capture import CaptureScorer
+from capeval.text.wordnet import WordNetUnavailableError
 from fixtures.spaces import score_function
 
 gr = pytest.importorskip("gradio")
@@ -44,3 +48,25 @@ def test_a_caption_of_several_paragraphs_is_one_caption():
     assert list(table["candidate"])[:2] == [" ".join(PARAGRAPHS), " ".join(PARAGRAPHS[::-1])]
     table, _, _ = space("\n".join(PARAGRAPHS), "\n".join(REFERENCES))
     assert list(table["candidate"]) == [*PARAGRAPHS, "corpus"]
+
+
+def test_missing_language_data_is_named_as_what_it_is(monkeypatch):
+    lacking = "WordNet 3.0 is not installed: run capeval download chair"
+    monkeypatch.setattr(capture, "wordnet", lambda: (_ for _ in ()).throw(WordNetUnavailableError(lacking)))
+    space = score_function(build_metric_space("capture", metric=SpaceMetric("CAPTURE", CaptureScorer(device="cpu"))))
+    with pytest.raises(gr.Error) as raised:
+        space("a dog runs on the grass", "\n".join(REFERENCES))
+    assert raised.value.message == f"This metric cannot run on this Space: {lacking}"
+
+
+def test_an_unexpected_failure_says_what_failed_in_a_space_and_in_the_suite(monkeypatch):
+    # NLTK raises a bare LookupError for data it lacks; gradio showed it as "Error" and the suite lost every metric.
+    monkeypatch.setattr(capture, "wordnet", lambda: (_ for _ in ()).throw(LookupError("Resource punkt_tab not found.")))
+    metric = SpaceMetric("CAPTURE", CaptureScorer(device="cpu"))
+    with pytest.raises(gr.Error) as raised:
+        score_function(build_metric_space("capture", metric=metric))("a dog runs on the grass", "\n".join(REFERENCES))
+    assert raised.value.message == "Scoring failed (LookupError): Resource punkt_tab not found."
+    bleu = [m for m in suite_metrics() if m.label == "BLEU-4"]
+    table, *_, notes = score_function(build_suite_space([*bleu, metric]))(None, None, "a dog runs", "\n".join(REFERENCES))
+    assert list(table.columns) == ["BLEU-4", "candidate"]
+    assert notes == "- not scored: CAPTURE: Scoring failed (LookupError): Resource punkt_tab not found."

@@ -277,7 +277,8 @@ def image_inputs(image: str | None, features: str | None, count: int, id_example
 
 def score_captions(scorer: CaptionScorer, candidates: list[str], references: list[str], image: str | None = None,
                    features: str | None = None) -> Scores:
-    """Score every candidate against one image and one reference set; ``ValueError`` with a visitor's message."""
+    """Score every candidate against one image and one reference set; ``ValueError`` with a visitor's message for
+    whatever fails (what a metric lacks here named as what it is, never a bare error)."""
     if not candidates:
         raise ValueError("Type at least one candidate caption (one per line).")
     if scorer.needs_references and not references:
@@ -287,10 +288,12 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         return score_checked(scorer, candidates, [references] * len(candidates), **inputs, show_progress=False)
     except ExtractorUnavailableError as error:
         raise ValueError(NO_EXTRACTOR) from error
-    except ModelUnavailableError as error:
-        raise ValueError(f"The model of this metric is not available on this Space: {error}") from error
-    except (TypeError, OSError, RuntimeError) as error:
-        raise ValueError(str(error)) from error
+    except ModelUnavailableError as error:  # a checkpoint, or language data (NLTK's, spaCy's, AMBER's files): it says which
+        raise ValueError(f"This metric cannot run on this Space: {error}") from error
+    except ValueError:
+        raise
+    except Exception as error:  # gradio shows any other exception as a bare "Error": say what failed
+        raise ValueError(f"Scoring failed ({type(error).__name__}): {error}") from error
 
 
 #: Characters of a caption that a scores table shows: a long description in full would push the values out of sight.
