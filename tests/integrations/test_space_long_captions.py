@@ -70,3 +70,11 @@ def test_an_unexpected_failure_says_what_failed_in_a_space_and_in_the_suite(monk
     table, *_, notes = score_function(build_suite_space([*bleu, metric]))(None, None, "a dog runs", "\n".join(REFERENCES))
     assert list(table.columns) == ["BLEU-4", "candidate"]
     assert notes == "- not scored: CAPTURE: Scoring failed (LookupError): Resource punkt_tab not found."
+
+
+def test_a_scorers_own_message_reaches_the_visitor_as_it_is(monkeypatch):
+    monkeypatch.setattr(capture, "wordnet", lambda: (_ for _ in ()).throw(ValueError("CAPTURE needs a caption")))
+    space = score_function(build_metric_space("capture", metric=SpaceMetric("CAPTURE", CaptureScorer(device="cpu"))))
+    with pytest.raises(gr.Error) as raised:
+        space("a dog runs on the grass", "\n".join(REFERENCES))
+    assert raised.value.message == "CAPTURE needs a caption"
