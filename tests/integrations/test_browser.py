@@ -82,9 +82,10 @@ def test_suite_space_in_chromium(browser, tmp_path):
         browser.find_element(By.ID, "score").click()
         wait.until(lambda driver: CANDIDATE in driver.find_element(By.ID, "scores").text)
         shot = screenshot(browser, tmp_path, "suite")
-        # The table's text, line by line: its label, the headers, then the candidate and its cells.
+        # The table's text, line by line: its label, the headers (the metrics', then the candidate's), then the cells.
         lines = browser.find_element(By.ID, "scores").text.splitlines()
-        headers, row = lines[1:lines.index(CANDIDATE)], lines[lines.index(CANDIDATE):]
+        count = len(suite_metrics()) + 1
+        headers, row = lines[1:1 + count], lines[1 + count:1 + 2 * count]
         cells = dict(zip(headers, row))
         cider = capeval.load("cider", idf="flickr8k").compute(predictions=[CANDIDATE], references=[REFERENCES])["cider"]
         assert float(cells["CIDEr-D"]) == round(cider, 4) and cider > 1.0, lines

@@ -5,7 +5,7 @@ extractor gets a visitor's explanation, raised to the client."""
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import NO_EXTRACTOR, SpaceMetric, build_metric_space, build_suite_space, suite_metrics
+from capeval.integrations.gradio_app import CANDIDATES_LABEL, NO_EXTRACTOR, REFERENCES_LABEL, SpaceMetric, build_metric_space, build_suite_space, suite_metrics
 from capeval.samples import SAMPLE_IMAGE_CANDIDATES, sample_image, sample_region_features
 from capeval.scoring.umic import UmicScorer
 from fixtures.spaces import load_app, table_columns
@@ -19,10 +19,10 @@ def test_umic_space_scores_the_sample_image(serve, tiny_umic):
     client = serve(build_metric_space("umic", options=tiny_umic))
     table, chart, details = client.predict(handle_file(str(sample_image())), handle_file(str(sample_region_features())),
                                            "\n".join(SAMPLE_IMAGE_CANDIDATES), api_name="/score")
-    scores = [row[1] for row in table["data"]]
+    scores = [row[0] for row in table["data"]]
     expected = capeval.load("umic", **tiny_umic).compute(predictions=list(SAMPLE_IMAGE_CANDIDATES),
                                                          region_features=[str(sample_region_features())] * 2)["scores"]
-    assert table["headers"] == ["candidate", "umic"] and scores == [*(f"{v:.4f}" for v in expected), f"{sum(expected) / 2:.4f}"]
+    assert table["headers"] == ["umic", "candidate"] and scores == [*(f"{v:.4f}" for v in expected), f"{sum(expected) / 2:.4f}"]
     with pytest.raises(AppError, match="cannot compute region features from a new image"):
         client.predict(handle_file(str(sample_image())), None, "two men riding horses", api_name="/score")
     with pytest.raises(AppError, match="Upload an image"):
@@ -33,8 +33,8 @@ def test_umic_app_builds_from_its_environment(repo_root, monkeypatch, tiny_umic)
     monkeypatch.setenv("CAPEVAL_UMIC_CHECKPOINT", tiny_umic["checkpoint"])
     module = load_app(repo_root / "metrics" / "umic")
     labels = [getattr(block, "label", None) for block in module.demo.blocks.values()]
-    assert "Image" in labels and "Candidate captions (one per line)" in labels
-    assert "References (one per line)" not in labels  # UMIC is reference-free
+    assert "Image" in labels and CANDIDATES_LABEL in labels
+    assert REFERENCES_LABEL not in labels  # UMIC is reference-free
     assert NO_EXTRACTOR.startswith("This Space cannot")
 
 

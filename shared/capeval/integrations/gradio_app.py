@@ -41,13 +41,28 @@ NO_EXTRACTOR = ("This Space cannot compute region features from a new image (no 
                 "Pick the example image, or upload the image's bottom-up-attention features (.npz) beside it.")
 
 
-def parse_lines(text: str | None) -> list[str]:
-    """One entry per non-blank line (candidates, references).
+#: A line of its own that separates captions of several paragraphs in a Space's text box.
+CAPTION_SEPARATOR = "---"
+#: How the text boxes take captions (:func:`parse_lines`).
+LINES_HINT = f"one per line; blank lines between paragraphs keep one caption, {CAPTION_SEPARATOR} lines part such captions"
+CANDIDATES_LABEL = f"Candidate captions ({LINES_HINT})"
+REFERENCES_LABEL = f"References ({LINES_HINT})"
 
-    >>> parse_lines("a dog runs\\n\\n  two dogs play \\n")
+
+def parse_lines(text: str | None) -> list[str]:
+    """The captions typed in a text box (candidates, references): one per line; a text with a blank line between its
+    lines is one caption of several paragraphs (a long description), joined by a space (a newline inside a caption
+    would split it again in line-based tools); several such captions are parted by lines of ``---``.
+
+    >>> parse_lines("a dog runs\\n  two dogs play \\n\\n")
     ['a dog runs', 'two dogs play']
+    >>> parse_lines("A dog runs.\\n\\nIt is brown. \\n"), parse_lines("A dog.\\n\\nIt runs.\\n---\\nA cat.\\n\\nIt sits.")
+    (['A dog runs. It is brown.'], ['A dog. It runs.', 'A cat. It sits.'])
     """
-    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+    blocks = re.split(rf"^[ \t]*{CAPTION_SEPARATOR}[ \t]*$", text or "", flags=re.M)
+    if len(blocks) == 1 and not re.search(r"\S[ \t]*\n\s*\n\s*\S", blocks[0]):
+        return [line.strip() for line in blocks[0].splitlines() if line.strip()]
+    return [caption for block in blocks if (caption := " ".join(block.split()))]
 
 
 #: How the environment spells true and false.
@@ -262,7 +277,8 @@ def image_inputs(image: str | None, features: str | None, count: int, id_example
 
 def score_captions(scorer: CaptionScorer, candidates: list[str], references: list[str], image: str | None = None,
                    features: str | None = None) -> Scores:
-    """Score every candidate against one image and one reference set; ``ValueError`` with a visitor's message."""
+    """Score every candidate against one image and one reference set; ``ValueError`` with a visitor's message for
+    whatever fails (what a metric lacks here named as what it is, never a bare error)."""
     if not candidates:
         raise ValueError("Type at least one candidate caption (one per line).")
     if scorer.needs_references and not references:
@@ -272,10 +288,25 @@ def score_captions(scorer: CaptionScorer, candidates: list[str], references: lis
         return score_checked(scorer, candidates, [references] * len(candidates), **inputs, show_progress=False)
     except ExtractorUnavailableError as error:
         raise ValueError(NO_EXTRACTOR) from error
-    except ModelUnavailableError as error:
-        raise ValueError(f"The model of this metric is not available on this Space: {error}") from error
-    except (TypeError, OSError, RuntimeError) as error:
-        raise ValueError(str(error)) from error
+    except ModelUnavailableError as error:  # a checkpoint, or language data (NLTK's, spaCy's, AMBER's files): it says which
+        raise ValueError(f"This metric cannot run on this Space: {error}") from error
+    except ValueError:
+        raise
+    except Exception as error:  # gradio shows any other exception as a bare "Error": say what failed
+        raise ValueError(f"Scoring failed ({type(error).__name__}): {error}") from error
+
+
+#: Characters of a caption that a scores table shows: a long description in full would push the values out of sight.
+CAPTION_CELL = 60
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the cut marked with ``…``.
+
+    >>> shortened("a dog runs across the grass", 12), shortened("a cat", 5)
+    ('a dog runs…', 'a cat')
+    """
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def candidate_labels(candidates: Sequence[str]) -> list[str]:
@@ -284,7 +315,7 @@ def candidate_labels(candidates: Sequence[str]) -> list[str]:
     >>> candidate_labels(["a dog runs across the grass in the park", "a cat"])
     ['#1 a dog runs across the gra…', '#2 a cat']
     """
-    return [f"#{i + 1} {text if len(text) <= 26 else text[:25] + '…'}" for i, text in enumerate(candidates)]
+    return [f"#{i + 1} {shortened(text, 26)}" for i, text in enumerate(candidates)]
 
 
 def shown(value: float | None) -> str:
@@ -316,14 +347,15 @@ def value_axis(value_range: Range, values: Sequence[float]) -> tuple[float, floa
 
 def scores_table(candidates: Sequence[str], columns: Mapping[str, Sequence[float]], corpus: Mapping[str, float] | None = None):
     """One row per candidate and one column per output, then (with ``corpus``) a ``corpus`` row holding the corpus
-    values, with the corpus-only values (BLEU-1..4) as columns of their own."""
+    values, with the corpus-only values (BLEU-1..4) as columns of their own; the candidate last and shortened
+    (:data:`CAPTION_CELL`), so the values stay in sight beside a long description."""
     import pandas as pd
 
-    rows = [{"candidate": candidate, **{name: shown(values[i]) for name, values in columns.items()}}
+    rows = [{"candidate": shortened(candidate, CAPTION_CELL), **{name: shown(values[i]) for name, values in columns.items()}}
             for i, candidate in enumerate(candidates)]
     if corpus is not None:
         rows.append({"candidate": "corpus", **{name: shown(value) for name, value in corpus.items()}})
-    headers = ["candidate", *columns, *(name for name in corpus or {} if name not in columns)]
+    headers = [*columns, *(name for name in corpus or {} if name not in columns), "candidate"]
     return pd.DataFrame(rows, columns=headers).fillna("")
 
 
@@ -372,7 +404,7 @@ def details_table(candidates: Sequence[str], scores: Scores, metric: str | None 
         for candidate, items in zip(candidates, per_caption):
             for item in items if isinstance(items, list) else [items]:
                 fields = item if isinstance(item, Mapping) else {"value": item}
-                rows.append({"candidate": candidate, **({"metric": metric} if metric else {}), "detail": detail,
+                rows.append({"candidate": shortened(candidate, CAPTION_CELL), **({"metric": metric} if metric else {}), "detail": detail,
                              **{k: round(v, DIGITS) if isinstance(v, float) else v for k, v in fields.items()}})
     return pd.DataFrame(rows)
 
@@ -476,14 +508,14 @@ def build_metric_space(name: str | MetricEntry, *, options: Mapping[str, Any] | 
                 inputs = widgets[:1 + scorer.reads_region_features]
             image_count = len(inputs)
             with gr.Column():
-                inputs.append(gr.Textbox(label="Candidate captions (one per line)", lines=3))
+                inputs.append(gr.Textbox(label=CANDIDATES_LABEL, lines=3))
                 if takes_references:
-                    label = "References (one per line)" + ("" if scorer.needs_references else ", optional")
+                    label = REFERENCES_LABEL + ("" if scorer.needs_references else ", optional")
                     inputs.append(gr.Textbox(label=label, lines=5))
                 button = gr.Button("Score", variant="primary")
         import pandas as pd
 
-        headers = ["candidate", *scorer.columns()]
+        headers = [*scorer.columns(), "candidate"]
         table = gr.Dataframe(value=pd.DataFrame(columns=headers), label="Scores (one row per candidate, then the corpus values)",
                              interactive=False, elem_id="scores")
         chart = gr.Plot(label=f"{scorer.primary} per candidate, on its range", visible=False, elem_id="chart")
@@ -553,10 +585,10 @@ def build_suite_space(metrics: Sequence[SpaceMetric] | None = None):
             with gr.Column(visible=bool(image_metrics)):
                 image, features = image_widgets(gr, reads_features)
             with gr.Column():
-                candidates_box = gr.Textbox(label="Candidate captions (one per line)", lines=3, elem_id="candidates")
-                references_box = gr.Textbox(label="References (one per line)", lines=5, elem_id="references")
+                candidates_box = gr.Textbox(label=CANDIDATES_LABEL, lines=3, elem_id="candidates")
+                references_box = gr.Textbox(label=REFERENCES_LABEL, lines=5, elem_id="references")
                 button = gr.Button("Score", variant="primary", elem_id="score")
-        table = gr.Dataframe(value=pd.DataFrame(columns=["candidate", *(m.label for m in metrics)]), elem_id="scores",
+        table = gr.Dataframe(value=pd.DataFrame(columns=[*(m.label for m in metrics), "candidate"]), elem_id="scores",
                              label="Scores (one row per candidate, one column per metric)", interactive=False)
         chart = gr.Plot(label="Scores by metric: one panel each, candidates side by side", elem_id="chart")
         breakdown = gr.Dataframe(value=pd.DataFrame(columns=["candidate", "metric", "output", "value"]), elem_id="breakdown",

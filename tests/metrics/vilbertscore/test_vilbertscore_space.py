@@ -4,7 +4,7 @@ stands in for the released checkpoint), equal to a direct compute; its app build
 import pytest
 
 import capeval
-from capeval.integrations.gradio_app import build_metric_space
+from capeval.integrations.gradio_app import REFERENCES_LABEL, build_metric_space
 from capeval.samples import SAMPLE_IMAGE_CANDIDATES, sample_image, sample_region_features
 from fixtures.spaces import load_app, table_columns
 
@@ -36,4 +36,4 @@ def test_app_builds_from_its_environment(repo_root, monkeypatch, tiny_options):
     monkeypatch.setenv("CAPEVAL_VILBERTSCORE_CHECKPOINT", tiny_options["checkpoint"])
     module = load_app(repo_root / "metrics" / "vilbertscore")
     labels = [getattr(block, "label", None) for block in module.demo.blocks.values()]
-    assert "Image" in labels and "References (one per line)" in labels
+    assert "Image" in labels and REFERENCES_LABEL in labels
