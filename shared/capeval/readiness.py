@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .needs import Need
-from .registry import METRICS, MetricEntry, MissingExtraError, declared_extras
+from .registry import METRICS, MetricEntry, MissingExtraError, declared_extras, left_out
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,9 @@ def readiness(metric: MetricEntry) -> Readiness:
 
 def doctor() -> list[Readiness]:
     """Every registered metric, whether it runs here and, for each that does not, everything it lacks with the one
-    command that provides it (``capeval doctor`` prints this table)."""
-    return [readiness(metric) for metric in METRICS.values()]
+    command that provides it (``capeval doctor`` prints this table); a broken metric is left out with one line saying
+    why (:func:`~capeval.registry.left_out`)."""
+    return [readiness(metric) for metric in METRICS.values() if not left_out(metric)]
 
 
 def doctor_table(rows: list[Readiness]) -> str:
@@ -96,7 +97,7 @@ def not_run_line(ran: Iterable[str]) -> str:
     command that provides it; ``""`` when every one ran."""
     ran = set(ran)
     reasons = [f"{row.metric} (lacks {', '.join(row.lacks)}: {row.fix})" if row.lacks else f"{row.metric} (runs here: name it to run it)"
-               for row in (readiness(metric) for name, metric in METRICS.items() if name not in ran)]
+               for row in (readiness(metric) for name, metric in METRICS.items() if name not in ran and not left_out(metric))]
     if not reasons:
         return ""
     return f"Not run here: {'; '.join(reasons)}."
