@@ -97,7 +97,7 @@ def test_space_shows_every_part_and_labels_the_offline_stand_in(serve, tiny_robe
 
     options = {"spurts_model": tiny_roberta_path, "mima_model": tiny_distilbert_path, "device": "cpu"}
     client = serve(build_metric_space("smurf", options=options))
-    table, chart, details = client.predict("a man riding a motorcycle\na dog", "a man riding on the back of a motorcycle\n\nman on a motor bike",
+    table, chart, details = client.predict("a man riding a motorcycle\na dog", "a man riding on the back of a motorcycle\nman on a motor bike",
                                            api_name="/score")
     assert {"candidate", "smurf", "sparcs", "spurts", "mima", "grammar_penalty"} <= set(table["headers"])
     expected = capeval.load("smurf", **options).compute(predictions=["a man riding a motorcycle", "a dog"],
