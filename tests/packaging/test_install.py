@@ -53,6 +53,12 @@ def test_wheel_carries_the_modules_and_the_benchmarks(wheel):
     for benchmark in ("flickr8k_expert", "flickr8k_cf", "composite", "pascal50s", "capeval1k", "thumb"):
         assert f"capeval/hub_datasets/{benchmark}/data/test-00000-of-00001.parquet" in names
     assert "capeval/py.typed" in names  # type checkers read capeval's annotations (PEP 561)
+    from capeval.integrations.lmms_eval import tasks_path
+
+    configs = sorted(tasks_path().glob("*.yaml"))
+    assert len(configs) > 10  # the lmms-eval task configs (python -m capeval.integrations.lmms_eval --path)
+    for config in configs:
+        assert f"capeval/integrations/lmms_eval/task_configs/{config.name}" in names, config.name
     for resource in ("bert_tbr_stop_words.txt", "sample_captions.json", "flickr8k_references.json.gz", "sample_image.jpg",
                      "sample_image_butd.npz", "smurf_golden.parquet"):
         assert f"capeval/resources/{resource}" in names
@@ -66,6 +72,9 @@ def test_installed_wheel_scores_from_outside_the_checkout(installed, tmp_path):
         predictions=["a dog runs on the grass"], references=[["a dog runs on grass"]])["bleu"], abs=1e-12)
     assert out["sparcs"] == pytest.approx(6 / 7, abs=1e-12)  # P = 1 (3 of 3 concepts), R = 3/4
     assert out["pascal_rows"] == 4000
+    # The lmms-eval task configs come with the wheel: the folder lmms-eval's --include_path is given.
+    folder = Path(run_outside(installed, tmp_path, sys.executable, "-m", "capeval.integrations.lmms_eval", "--path").stdout.strip())
+    assert folder.is_relative_to(installed) and (folder / "capeval_coco2017_cap_val.yaml").is_file()
 
 
 @pytest.mark.slow
