@@ -313,8 +313,8 @@ def chair_result(items: Sequence[Mapping[str, Any]], variant: str) -> dict[str, 
         from ...evaluation import evaluate
         from ...scoring.chair import ChairScorer
 
-        objects = {f"doc-{index}": list(dict.fromkeys(item["answer"])) for index, item in enumerate(items)}
-        scorer = ChairScorer(variant=variant, objects=objects)
+        objects: Any = {f"doc-{index}": list(dict.fromkeys(item["answer"])) for index, item in enumerate(items)}
+        scorer = ChairScorer(variant=variant, objects=objects)  # a mapping as well as a JSON file
         result = evaluate([item["pred"] for item in items], images=list(objects), metrics=[scorer], show_progress=False)
         return {key: 100 * result.corpus[key] for key in ("chair_s", "chair_i", "chair_recall")}
 
@@ -379,7 +379,8 @@ def amber_result(items: Sequence[Mapping[str, Any]], variant: str) -> dict[str, 
             return dict(result.corpus)
         statistics = next(iter(result.scores.values())).sufficient_statistics
         sums = [sum(column) for column in zip(*statistics)] if statistics else [0.0] * 8
-        initial = {name: value * len(generative) for name, value in scorer.data().initial.items()}
+        # lmms-eval starts every document's counters (a discriminative one's too) from metrics.txt's initial values.
+        initial = {name: value * len(items) for name, value in scorer.data().initial.items()}
         return corpus_values(sums, initial, rounded=False)
 
     return split_result(f"amber:{variant}", items, ("pred", "question_id", "task_type"), score)
@@ -448,8 +449,8 @@ def extra_values(doc: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, f
     else:
         try:
             scorer = scorer_of(judge)
-            visual = {"images": [image.convert("RGB")]} if scorer.needs_images and image is not None else {}
-            result = evaluate([item["pred"]], [list(item["answer"])], metrics=[scorer], show_progress=False, **visual)
+            images = [image.convert("RGB")] if scorer.needs_images and image is not None else None
+            result = evaluate([item["pred"]], [list(item["answer"])], images=images, metrics=[scorer], show_progress=False)
             values[JUDGE] = float(result.columns[next(iter(result.primary.values()))][0])
         except Exception as error:  # noqa: BLE001
             warn_once(f"capeval: the judge {judge} is NaN: {type(error).__name__}: {error}")
