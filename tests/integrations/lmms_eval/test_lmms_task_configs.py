@@ -2,9 +2,6 @@
 the documents, prompt and generation settings of the lmms-eval task it mirrors (field by field against the installed
 lmms-eval's config, and the document functions called side by side on the same documents)."""
 
-import subprocess
-import sys
-
 import pytest
 from PIL import Image
 
@@ -54,11 +51,12 @@ def mirrored(task: str) -> str:
     return MIRRORED[task.removesuffix("_extra")]
 
 
-def test_path_prints_the_shipped_folder_of_every_task():
-    out = subprocess.run([sys.executable, "-m", "capeval.integrations.lmms_eval", "--path"], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(integration.tasks_path())
-    listed = subprocess.run([sys.executable, "-m", "capeval.integrations.lmms_eval", "--list"], capture_output=True, text=True, check=True)
-    assert listed.stdout.split() == integration.task_names()
+def test_path_prints_the_shipped_folder_of_every_task(capsys):
+    """``python -m capeval.integrations.lmms_eval --path`` (tests/packaging runs it from the installed wheel)."""
+    from capeval.integrations.lmms_eval.__main__ import main
+
+    assert main(["--path"]) == 0 and capsys.readouterr().out.strip() == str(integration.tasks_path())
+    assert main(["--list"]) == 0 and capsys.readouterr().out.split() == integration.task_names()
     assert set(integration.task_names()) == {*MIRRORED, *(f"{task}_extra" for task in EXTRA)}
 
 

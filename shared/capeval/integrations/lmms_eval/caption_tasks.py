@@ -159,7 +159,6 @@ def detailcaps_fields(doc):
     return {"answer": detailcaps_doc_to_target(doc), "image_id": doc["image"]}
 
 
-_EXTRA_NAMES = (*TEXT_METRICS, *EXTRA_METRICS, JUDGE)
 coco_process_result = caption_item("coco", coco_fields, TEXT_METRICS)
 coco_process_result_extra = caption_item("coco", coco_fields, TEXT_METRICS, extra=True)
 coco_process_result_karpathy = caption_item("coco", karpathy_fields, TEXT_METRICS)
@@ -171,6 +170,9 @@ flickr_process_result_extra = caption_item("flickr", flickr_fields, TEXT_METRICS
 textcaps_process_result = caption_item("textcaps", textcaps_fields, TEXT_METRICS)
 textcaps_process_result_extra = caption_item("textcaps", textcaps_fields, TEXT_METRICS, extra=True)
 detailcaps_process_result = caption_item("detailcaps", detailcaps_fields, ("CAPTURE", *TEXT_METRICS))
+for _name, _function in list(globals().items()):  # the names lmms-eval's config dumps show
+    if getattr(_function, "__qualname__", "") == "caption_item.<locals>.process_result":
+        _function.__name__ = _function.__qualname__ = _name
 
 
 def coco_cap_chair_process_result(doc, result):
