@@ -53,7 +53,7 @@ class JudgeScorer(CaptionScorer):
 
     def ask(self, bodies: Sequence[dict], attempt: int, cache: ResponseCache) -> list[dict]:
         """Each body's answer: from the cache, else from the server (and then kept); counts go to :attr:`usage`."""
-        keys = [request_key(BACKEND, body["model"], self.revision, body, attempt) for body in bodies]
+        keys = [request_key(BACKEND, body["model"], self.revision, body, attempt, self.base_url or "") for body in bodies]
         answers: list[dict | None] = [cache.get(key) for key in keys]
         missing = [index for index, answer in enumerate(answers) if answer is None]
         if missing:
@@ -94,7 +94,7 @@ class JudgeScorer(CaptionScorer):
             by_model.setdefault(body["model"], []).append(body)
         plans = []
         for model, bodies in by_model.items():
-            todo = [body for body in bodies if cache.get(request_key(BACKEND, model, self.revision, body, 0)) is None]
+            todo = [body for body in bodies if cache.get(request_key(BACKEND, model, self.revision, body, 0, self.base_url or "")) is None]
             plans.append(RequestPlan(self.metric, model, self.base_url or "(no base_url: nothing can be sent)", len(todo),
                                      len(bodies) - len(todo),
                                      sum(estimate_tokens(body["messages"]) for body in todo),
