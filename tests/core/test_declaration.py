@@ -149,3 +149,17 @@ def test_init_receives_the_checked_and_normalized_values():
 
     assert type(CiderScorer(sigma=3).sigma) is float
     assert type(capeval.load("cider", sigma=np.float32(3.0)).scorer.sigma) is float
+
+
+def test_the_llava_judges_modules_share_their_usage_text():
+    from capeval.scoring.expert import ExpertScorer
+    from capeval.scoring.fleur import FleurScorer
+
+    fleur = FleurScorer.module_usage(references="needed with reference_based=True (RefFLEUR)", example_options="",
+                                     example_scores="[0.5672]")
+    expert = ExpertScorer.module_usage(references=None, example_options="adapter=None, ", example_scores="[0.2286]")
+    assert ("    predictions (list of str): candidate captions.\n    references (list of list of str, optional): needed "
+            "with reference_based=True (RefFLEUR).\n    images (list)") in fleur
+    assert "references" not in expert and "    expert (float): mean smoothed rating" in expert
+    assert ('judge = capeval.load("expert", model=save_scripted_llava(tempfile.mkdtemp()), adapter=None, device="cpu")'
+            in expert and "    ([0.2286], ['0.7'])" in expert and "(default 8)" in fleur)
