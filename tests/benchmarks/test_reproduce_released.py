@@ -147,7 +147,9 @@ def test_longcap_arena_and_foil(tmp_path, capsys):
     write_longcap_arena(root / "longcap_arena")
     cells = reproduce("longcap_arena", data_root=root)
     assert len(cells) == 12 and {c.status for c in cells} == {
-        "needs VELA (not in capeval: its regressor checkpoint, Qwen2.5-3B-Instruct and LongCLIP-L) and the benchmark's images"}
+        "needs VELA, not in capeval: its model code (Ka2ukiMatsuda/VELA: the prompt per mode, how the LongCLIP-L features "
+        "enter Qwen2.5-3B-Instruct, the regression head's layout) could not be read; then its regressor checkpoint, "
+        "Qwen2.5-3B-Instruct, LongCLIP-L and the benchmark's images"}
     assert [c.row_set for c in cells[:4]] == ["TestA desc", "TestA desc", "TestA rel", "TestA rel"]
     code, out = run_cli(capsys, "foil")
     assert code == 0 and out.startswith("No transcribed table has a foil cell")

@@ -182,8 +182,9 @@ ROW_METRICS: dict[str, RowMetric] = {
     "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
     "refpac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
     "polos": RowMetric(needs="needs the Polos checkpoint (reprod.zip of the Polos release) and the benchmark's images"),
-    "vela": RowMetric(needs="needs VELA (not in capeval: its regressor checkpoint, Qwen2.5-3B-Instruct and LongCLIP-L) "
-                            "and the benchmark's images"),
+    "vela": RowMetric(needs="needs VELA, not in capeval: its model code (Ka2ukiMatsuda/VELA: the prompt per mode, how "
+                            "the LongCLIP-L features enter Qwen2.5-3B-Instruct, the regression head's layout) could not be "
+                            "read; then its regressor checkpoint, Qwen2.5-3B-Instruct, LongCLIP-L and the benchmark's images"),
     # The judges: capeval has them, but reproduce runs neither a 13B model on images nor a paid API; each row says
     # what computes it (the benchmark command, with the judge's weights, the images or a server).
     "fleur": RowMetric(needs=LLAVA_NEEDS.format(judge="LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf)", spec="fleur")),
