@@ -132,7 +132,7 @@ def server_options(init: Callable) -> Callable:
     """
     own = inspect.signature(init)
     base = inspect.signature(JudgeScorer.__init__).parameters
-    shared = [base[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in SERVER_OPTIONS]
+    shared = [base[name] for name in SERVER_OPTIONS]  # keyword-only there already
     kept = [parameter for parameter in own.parameters.values() if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
     hints = typing.get_type_hints(JudgeScorer.__init__, include_extras=True)
     init.__signature__ = own.replace(parameters=kept + shared)  # type: ignore[attr-defined]
