@@ -23,34 +23,7 @@ Llava; explain=True asks the second turn and puts the parsed explanation in the 
 cannot score is NaN, named in a warning, and left out of the corpus value.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (list of str): candidate captions.
-    images (list): one image per caption (path, bytes, PIL image or datasets.Image value); required.
-    batch_size (int, optional): captions per generate() call (default 8).
-    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
-
-Constructor options (``evaluate.load(path, ...)``): see the card's option table (model, adapter, explain,
-max_new_tokens, device, dtype).
-
-Returns:
-    expert (float): mean smoothed rating over the captions whose answer could be scored.
-    scores (list of float): per caption, in [0, 1]; NaN where the answer gives no rating.
-    answer (list of str): the judge's answer; unscored (list of bool); explanation (with explain=True).
-    hashcode (str): judge model, adapter, options and capeval version.
-
-Examples:
-    A scripted tiny Llava (it always answers "0.7"), without the LoRA, stands in for EXPERT here:
-
-    >>> import tempfile
-    >>> import capeval
-    >>> from capeval.backbones.llava import save_scripted_llava
-    >>> from capeval.samples import sample_image
-    >>> expert = capeval.load("expert", model=save_scripted_llava(tempfile.mkdtemp()), adapter=None, device="cpu")
-    >>> results = expert.compute(predictions=["a dog runs across the grass"], images=[str(sample_image())])
-    >>> [round(s, 4) for s in results["scores"]], results["answer"]
-    ([0.2286], ['0.7'])
-"""
+_KWARGS_DESCRIPTION = ExpertScorer.module_usage(references=None, example_options="adapter=None, ", example_scores="[0.2286]")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

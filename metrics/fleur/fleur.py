@@ -24,35 +24,8 @@ prompt. capeval reproduces the released code (Yebin46/FLEUR fleur.py, reffleur.p
 released code cannot score is NaN, named in a warning, and left out of the corpus value.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions (list of str): candidate captions.
-    references (list of list of str, optional): needed with reference_based=True (RefFLEUR).
-    images (list): one image per caption (path, bytes, PIL image or datasets.Image value); required.
-    batch_size (int, optional): captions per generate() call (default 8).
-    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
-
-Constructor options (``evaluate.load(path, ...)``): see the card's option table (model, reference_based, explain,
-max_new_tokens, device, dtype).
-
-Returns:
-    fleur (float): mean smoothed rating over the captions whose answer could be scored.
-    scores (list of float): per caption, in [0, 1]; NaN where the answer gives no rating.
-    answer (list of str): the judge's answer; unscored (list of bool); explanation (with explain=True).
-    hashcode (str): judge model, options and capeval version.
-
-Examples:
-    A scripted tiny Llava (it always answers "0.7") stands in for LLaVA-1.5-13B here:
-
-    >>> import tempfile
-    >>> import capeval
-    >>> from capeval.backbones.llava import save_scripted_llava
-    >>> from capeval.samples import sample_image
-    >>> fleur = capeval.load("fleur", model=save_scripted_llava(tempfile.mkdtemp()), device="cpu")
-    >>> results = fleur.compute(predictions=["a dog runs across the grass"], images=[str(sample_image())])
-    >>> [round(s, 4) for s in results["scores"]], results["answer"]
-    ([0.5672], ['0.7'])
-"""
+_KWARGS_DESCRIPTION = FleurScorer.module_usage(references="needed with reference_based=True (RefFLEUR)", example_options="",
+                                              example_scores="[0.5672]")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

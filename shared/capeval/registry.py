@@ -154,18 +154,29 @@ def missing_packages(extras: tuple[str, ...]) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def declared_extras(module: str, name: str) -> tuple[str, ...]:
-    """The ``extras`` that class ``name`` of ``module`` declares (or a base class of it in that module), read from
-    the module's source without importing it (it may import what those extras bring).
+    """The ``extras`` that class ``name`` of ``module`` declares, or the nearest base class that declares them, read
+    from the modules' source without importing them (they may import what those extras bring); a base imported with
+    ``from ... import`` is followed into its own module.
 
     >>> declared_extras("capeval.scoring.coco", "MeteorScorer"), declared_extras("capeval.scoring.coco", "BleuScorer")
     (('meteor',), ())
+    >>> declared_extras("capeval.scoring.expert", "ExpertScorer")  # its base is capeval.scoring.fleur's
+    ('models',)
     """
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None or not spec.has_location:  # a frozen or built-in module has no source
-        return ()
-    classes = {node.name: node for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8"), spec.origin).body
-               if isinstance(node, ast.ClassDef)}
-    while name in classes:
+    seen = set()
+    while (module, name) not in seen:
+        seen.add((module, name))
+        spec = importlib.util.find_spec(module)
+        if spec is None or spec.origin is None or not spec.has_location:  # a frozen or built-in module has no source
+            return ()
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"), spec.origin)
+        classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        if name not in classes:  # imported here: follow it to the module that defines it
+            source = imported_from(tree, module, name, spec.submodule_search_locations is not None)
+            if source is None:
+                return ()
+            module, name = source
+            continue
         for node in classes[name].body:
             if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "extras" for t in node.targets)
                     and isinstance(node.value, ast.Tuple)):
@@ -173,6 +184,27 @@ def declared_extras(module: str, name: str) -> tuple[str, ...]:
                              if isinstance(element, ast.Constant) and isinstance(element.value, str))
         name = next((base.id for base in classes[name].bases if isinstance(base, ast.Name)), "")
     return ()
+
+
+def imported_from(tree: ast.Module, module: str, name: str, is_package: bool) -> tuple[str, str] | None:
+    """(module, name) that a top-level ``from ... import`` of ``module``'s source brings ``name`` from, or ``None``.
+
+    >>> imported_from(ast.parse("from .fleur import LlavaJudgeScorer as Base"), "capeval.scoring.expert", "Base", False)
+    ('capeval.scoring.fleur', 'LlavaJudgeScorer')
+    """
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                package = module if is_package else module.rpartition(".")[0]
+                if node.level:
+                    package = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1])
+                    source = ".".join(filter(None, [package, node.module]))
+                else:
+                    source = node.module or ""
+                return source, alias.name
+    return None
 
 
 def module_scorer(source: str) -> str | None:

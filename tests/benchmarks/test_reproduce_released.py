@@ -77,7 +77,7 @@ def test_without_the_data_each_text_cell_names_its_download(tmp_path, capsys):
     output = tmp_path / "cells.json"
     code, out = run_cli(capsys, "polaris", "--output", str(output))
     cells = json.loads(output.read_text())
-    assert code == 0 and len(cells) == 10 and {c["benchmark"] for c in cells} == {"polaris"}
+    assert code == 0 and len(cells) == 11 and {c["benchmark"] for c in cells} == {"polaris"}
     folder = tmp_path / "no-data" / "polaris"
     download = f"hf download yuwd/Polaris polaris_test.csv --repo-type dataset --local-dir {folder}"
     text = [c for c in cells if c["row"] in ("BLEU-4", "ROUGE-L", "METEOR", "CIDEr")]
@@ -147,7 +147,9 @@ def test_longcap_arena_and_foil(tmp_path, capsys):
     write_longcap_arena(root / "longcap_arena")
     cells = reproduce("longcap_arena", data_root=root)
     assert len(cells) == 12 and {c.status for c in cells} == {
-        "needs VELA (not in capeval: its regressor checkpoint, Qwen2.5-3B-Instruct and LongCLIP-L) and the benchmark's images"}
+        "needs VELA, not in capeval: its model code (Ka2ukiMatsuda/VELA: the prompt per mode, how the LongCLIP-L features "
+        "enter Qwen2.5-3B-Instruct, the regression head's layout) could not be read; then its regressor checkpoint, "
+        "Qwen2.5-3B-Instruct, LongCLIP-L and the benchmark's images"}
     assert [c.row_set for c in cells[:4]] == ["TestA desc", "TestA desc", "TestA rel", "TestA rel"]
     code, out = run_cli(capsys, "foil")
     assert code == 0 and out.startswith("No transcribed table has a foil cell")
@@ -222,14 +224,17 @@ def test_each_table_is_printed_before_the_next_one_runs_with_a_bar_per_table(cap
     monkeypatch.setattr(module, "reproduce_cells", watched)
     monkeypatch.setattr("capeval.progress.progress", bar)
     assert main(["reproduce", "polaris"]) == 0
-    assert [paper for paper, _ in started] == ["polos", "captionevalkit"]
+    assert [paper for paper, _ in started] == ["polos", "captionevalkit", "expert"]
     assert started[0][1] == "" and started[1][1].startswith("### polos Table 1: 0 of 0 computed cells reproduced (6 cells)")
     assert "captionevalkit" not in started[1][1]  # the second table is printed after it runs
-    assert bars == [("table 1/2: polos Table 1", 6), ("table 2/2: captionevalkit expected Polaris values", 4)]
+    assert started[2][1].startswith("### captionevalkit expected Polaris values: 0 of 0 computed cells reproduced (4 cells)")
+    assert bars == [("table 1/3: polos Table 1", 6), ("table 2/3: captionevalkit expected Polaris values", 4),
+                    ("table 3/3: expert Table 2", 1)]
     rest = capsys.readouterr().out
-    assert rest.startswith("### captionevalkit expected Polaris values: 0 of 0 computed cells reproduced (4 cells)")
-    assert rest.rstrip().splitlines()[-2:] == ["polos: 0 of 0 computed cells reproduced (6 printed cells)",
-                                               "captionevalkit: 0 of 0 computed cells reproduced (4 printed cells)"]
+    assert rest.startswith("### expert Table 2: 0 of 0 computed cells reproduced (1 cells)")
+    assert rest.rstrip().splitlines()[-3:] == ["polos: 0 of 0 computed cells reproduced (6 printed cells)",
+                                               "captionevalkit: 0 of 0 computed cells reproduced (4 printed cells)",
+                                               "expert: 0 of 0 computed cells reproduced (1 printed cells)"]
 
 
 def test_the_printed_tables_are_the_report(capsys):

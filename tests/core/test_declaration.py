@@ -10,7 +10,7 @@ import pytest
 import capeval
 from capeval.declaration import Opt, declared_options
 from capeval.inputs import choice_option
-from capeval.registry import METRICS, module_scorer
+from capeval.registry import METRICS, declared_extras, module_scorer
 from capeval.reports.cards import options_table, update_card
 from capeval.scoring.protocol import CaptionScorer
 from capeval.scoring.bertscore import BERTScorer
@@ -38,6 +38,25 @@ def test_the_registry_reads_the_scorer_from_the_module_source():
     assert module_scorer(source) == "capeval.scoring.coco:RougeScorer"
     assert module_scorer("class Nothing: pass") is None
     assert {name: entry.scorer for name, entry in METRICS.items()}["rouge"] == "capeval.scoring.coco:RougeScorer"
+
+
+def test_declared_extras_follow_a_base_class_into_the_module_it_is_imported_from(tmp_path, monkeypatch):
+    package = tmp_path / "extras_pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "base.py").write_text("class Base:\n    extras = ('models', 'clip')\nclass Plain:\n    pass\n")
+    (package / "sub" / "__init__.py").write_text("from ..base import Base as Imported\n")
+    (package / "sub" / "child.py").write_text("from . import Imported\nfrom ..base import Plain\n"
+                                               "class Child(Imported):\n    pass\nclass Other(Plain):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert declared_extras("extras_pkg.sub.child", "Child") == ("models", "clip")  # two modules away, renamed
+    assert declared_extras("extras_pkg.sub.child", "Other") == ()
+
+
+@pytest.mark.parametrize("name", ["fleur", "expert", "clair", "g_veval"])
+def test_the_registry_reads_the_extras_the_scorer_has(name):
+    entry = METRICS[name]
+    assert declared_extras(*entry.scorer.split(":")) == tuple(entry.scorer_class().extras)
 
 
 def test_declared_choices_are_checked_however_a_scorer_is_built():
@@ -130,3 +149,17 @@ def test_init_receives_the_checked_and_normalized_values():
 
     assert type(CiderScorer(sigma=3).sigma) is float
     assert type(capeval.load("cider", sigma=np.float32(3.0)).scorer.sigma) is float
+
+
+def test_the_llava_judges_modules_share_their_usage_text():
+    from capeval.scoring.expert import ExpertScorer
+    from capeval.scoring.fleur import FleurScorer
+
+    fleur = FleurScorer.module_usage(references="needed with reference_based=True (RefFLEUR)", example_options="",
+                                     example_scores="[0.5672]")
+    expert = ExpertScorer.module_usage(references=None, example_options="adapter=None, ", example_scores="[0.2286]")
+    assert ("    predictions (list of str): candidate captions.\n    references (list of list of str, optional): needed "
+            "with reference_based=True (RefFLEUR).\n    images (list)") in fleur
+    assert "references" not in expert and "    expert (float): mean smoothed rating" in expert
+    assert ('judge = capeval.load("expert", model=save_scripted_llava(tempfile.mkdtemp()), adapter=None, device="cpu")'
+            in expert and "    ([0.2286], ['0.7'])" in expert and "(default 8)" in fleur)

@@ -12,6 +12,7 @@ import capeval
 from capeval.cli import main
 from capeval.judges import ChatServer, JudgeServerError, ResponseCache
 from capeval.scoring.clair import ClairScorer
+from fixtures.judge_server import JudgeServer
 
 PREDICTIONS = ["a dog runs", "a cat", "two men ride horses"]
 REFERENCES = [["a dog running"], ["a cat sleeps", "a small cat"], ["men on horses"]]
@@ -31,6 +32,22 @@ def test_a_rerun_sends_no_request_and_gives_the_same_numbers(judge_server):
     assert len(judge_server.requests) == 3  # counted on the server: nothing more arrived
     usage = again.provenance()["usage"]
     assert usage["requests_sent"] == 0 and usage["answers_from_cache"] == 3 and usage["prompt_tokens"] > 0
+
+
+def test_an_answer_of_another_server_is_not_served_from_the_cache(judge_server, tiny_judge_path):
+    """The same request to another server (another judge behind the same model name) is asked there, not read from
+    the first server's answers."""
+    scores = clair(judge_server).score(PREDICTIONS, REFERENCES)
+    other = JudgeServer(tiny_judge_path).start()
+    other.answer = lambda body: json.dumps({"score": 7, "reason": "another judge"})
+    try:
+        assert clair(other).score(PREDICTIONS, REFERENCES)["clair"] == [0.07] * 3 != scores["clair"]
+        assert len(other.requests) == 3
+        plan, = capeval.dry_run(PREDICTIONS, REFERENCES, metrics=[f"clair:base_url={other.url}"])
+        assert (plan.requests, plan.cached) == (0, 3)
+    finally:
+        other.stop()
+    assert clair(judge_server).score(PREDICTIONS, REFERENCES) == scores and len(judge_server.requests) == 3
 
 
 def test_503_answers_are_tried_again(judge_server):

@@ -178,6 +178,16 @@ PROTOCOL_LINES = {('bert_tbr', 'Table 3'): ['flickr8k_expert P1 mean tau-b (incl
                   ('pacs_pp', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
                                            'flickr8k_expert P2 all tau-c (include_self_captions=False)',
                                            'flickr8k_cf fraction yes tau-b (include_self_captions=True)'],
+                  ('fleur', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
+                                         'flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                         'flickr8k_cf fraction yes tau-b (include_self_captions=True)'],
+                  ('expert', 'Table 2'): ['composite correctness tau-c (candidate_reference=remove)',
+                                          'flickr8k_expert P2 all tau-c (include_self_captions=False)',
+                                          'flickr8k_cf fraction yes tau-b (include_self_captions=True)',
+                                          'polaris human tau-c', 'nebula human tau-c (scores=uncorrected)'],
+                  ('clair', 'Table 1'): ['composite correctness tau-c (candidate_reference=remove)',
+                                         'flickr8k_expert P2 all tau-c (include_self_captions=False)'],
+                  ('clair', 'Table 3'): ['pascal50s ties count 0.5 (refs=first5)'],
                   ('vela', 'Table 1 and Appendix D Table 4'): ['longcap_arena TestA desc tau-b']}
 
 

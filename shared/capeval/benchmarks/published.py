@@ -1,7 +1,8 @@
 """The seed papers' correlation tables as data, cell by cell, and what each table row needs to be re-run.
 
-The tables (BERT-TBR, ViLBERTScore, UMIC, QACE, SMURF, PAC-S's correlation script, CLIPScore, and the
-2024-2026 papers' Polaris, Nebula and LongCap-Arena tables: Pearl, Polos, DENEB, PAC-S++, VELA) are
+The tables (BERT-TBR, ViLBERTScore, UMIC, QACE, SMURF, PAC-S's correlation script, CLIPScore, the 2024-2026
+papers' Polaris, Nebula and LongCap-Arena tables: Pearl, Polos, DENEB, PAC-S++, VELA, and the language-model judges'
+own rows: FLEUR, EXPERT, CLAIR) are
 transcribed in the package resource ``published_tables.json``: per table the paper, its citation, the
 table's name, the paper's own words about its protocol, where the numbers were read (``source``, when not
 from the paper itself), the columns (benchmark, measure, the factor turning a printed value into capeval's
@@ -14,8 +15,8 @@ could not be transcribed is left out).
 >>> cell.table, cell.column, cell.published, ROW_METRICS[cell.metric].spec
 ('Table 3', 'Flickr 8K', 0.471, ('bert_tbr', {'mode': 'unigram'}, 'scores'))
 >>> sorted({c.paper for c in published_cells()})  # doctest: +NORMALIZE_WHITESPACE
-['bert_tbr', 'captionevalkit', 'clipscore', 'deneb', 'pacs', 'pacs_pp', 'pearl', 'polos', 'qace', 'smurf', 'umic',
- 'vela', 'vilbertscore']
+['bert_tbr', 'captionevalkit', 'clair', 'clipscore', 'deneb', 'expert', 'fleur', 'pacs', 'pacs_pp', 'pearl', 'polos',
+ 'qace', 'smurf', 'umic', 'vela', 'vilbertscore']
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from importlib import resources
 
 #: The papers of the tables, as ``capeval reproduce PAPER`` names them.
 PAPERS = ("bert_tbr", "vilbertscore", "umic", "qace", "smurf", "pacs", "clipscore", "pearl", "polos", "deneb", "pacs_pp",
-          "vela", "captionevalkit")
+          "fleur", "expert", "clair", "vela", "captionevalkit")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,16 @@ def published_tables() -> tuple[dict, ...]:
     """The transcribed tables, as stored in the package resource."""
     text = resources.files("capeval.resources").joinpath("published_tables.json").read_text(encoding="utf-8")
     return tuple(json.loads(text)["tables"])
+
+
+def table_source(paper: str, table: str) -> str:
+    """Where a table's cells come from: the paper, and where its numbers were read when not from the paper itself.
+
+    >>> print(table_source("clair", "Table 3"))  # doctest: +ELLIPSIS
+    Chan, Petryk, ... CLAIR: Evaluating Image Captions with Large Language Models; read from the paper's PDF in DavidMChan/clair (commit 429fa8b) ...
+    """
+    found = next(t for t in published_tables() if (t["paper"], t["table"]) == (paper, table))
+    return found["citation"] + (f"; read from {found['source']}" if found.get("source") else "")
 
 
 def published_cells(paper: str = "all") -> list[PublishedCell]:
@@ -130,6 +141,11 @@ def bertscore_weights(layer: int):
 
 
 NEEDS_IMAGES = "and the benchmark's images or region features"
+#: What a LLaVA judge's row needs, and the command that computes it.
+LLAVA_NEEDS = "needs {judge} and the benchmark's images: `capeval benchmark --metric {spec} --images DIR` computes it"
+#: What a server judge's row needs, and the command that computes it.
+SERVER_NEEDS = ("needs an OpenAI-compatible server serving {judge}: `capeval benchmark --metric "
+                "'clair:base_url=URL,model={models}'` computes it")
 
 #: Row keys of the published tables → how capeval computes them.
 ROW_METRICS: dict[str, RowMetric] = {
@@ -166,8 +182,24 @@ ROW_METRICS: dict[str, RowMetric] = {
     "pac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
     "refpac-s": RowMetric(needs="needs the PAC-S checkpoint " + NEEDS_IMAGES),
     "polos": RowMetric(needs="needs the Polos checkpoint (reprod.zip of the Polos release) and the benchmark's images"),
-    "vela": RowMetric(needs="needs VELA (not in capeval: its regressor checkpoint, Qwen2.5-3B-Instruct and LongCLIP-L) "
-                            "and the benchmark's images"),
+    "vela": RowMetric(needs="needs VELA, not in capeval: its model code (Ka2ukiMatsuda/VELA: the prompt per mode, how "
+                            "the LongCLIP-L features enter Qwen2.5-3B-Instruct, the regression head's layout) could not be "
+                            "read; then its regressor checkpoint, Qwen2.5-3B-Instruct, LongCLIP-L and the benchmark's images"),
+    # The judges: capeval has them, but reproduce runs neither a 13B model on images nor a paid API; each row says
+    # what computes it (the benchmark command, with the judge's weights, the images or a server).
+    "fleur": RowMetric(needs=LLAVA_NEEDS.format(judge="LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf)", spec="fleur")),
+    "reffleur": RowMetric(needs=LLAVA_NEEDS.format(judge="LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf)",
+                                                   spec="fleur:reference_based=true")),
+    "expert": RowMetric(needs=LLAVA_NEEDS.format(judge="LLaVA-1.5-13B (llava-hf/llava-1.5-13b-hf) with the EXPERT LoRA "
+                                                       "(hjkim811/EXPERT-llava-13b-lora)", spec="expert")),
+    "clair-gpt3.5": RowMetric(needs=SERVER_NEEDS.format(judge="the paper's GPT-3.5 judge (the released code's "
+                                                              "gpt-3.5-turbo)", models="gpt-3.5-turbo")),
+    "clair-claude": RowMetric(needs=SERVER_NEEDS.format(judge="the paper's Claude judge (its version is not stated)",
+                                                        models="NAME")),
+    "clair-palm": RowMetric(needs=SERVER_NEEDS.format(judge="the paper's PaLM judge (its version is not stated)",
+                                                      models="NAME")),
+    "clair-ensemble": RowMetric(needs=SERVER_NEEDS.format(judge="the paper's three judges (GPT-3.5, Claude, PaLM; "
+                                                                "CLAIR_E is the mean of their scores)", models="A;B;C")),
     "umic": RowMetric(needs="needs the UMIC checkpoint " + NEEDS_IMAGES),
     "umic-no-contrastive": RowMetric(needs="needs UNITER-base " + NEEDS_IMAGES),
     **{f"vilbertscore-{part}": RowMetric(needs="needs the ViLBERT pretrained checkpoint " + NEEDS_IMAGES)

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import numpy as np
 
-from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, published_cells
+from capeval.benchmarks.published import PAPERS, ROW_METRICS, PublishedCell, published_cells, table_source
 from capeval.benchmarks.rowsets import BENCHMARKS, PASCAL_CATEGORIES, Benchmark, prepare
 from capeval.benchmarks.stats import correlate, pair_outcomes
 from capeval.benchmarks.table_protocols import PROTOCOLS, BenchmarkSetting, TableProtocol
@@ -311,7 +311,7 @@ def table_report(of_table: list[CellResult]) -> str:
     computed = sum(r.capeval is not None for r in of_table)
     lines = [f"### {key[0]} {key[1]}: {done} of {computed} computed cells reproduced ({len(of_table)} cells)", "",
              tables.markdown_table(["row", "column", "published", "capeval", "Δ", "status"], rows), "",
-             f"Protocol: {protocol.describe()}"]
+             f"Protocol: {protocol.describe()}", f"Source: {table_source(*key)}"]
     lines += [f"- differs on {name}: {text}" for name, text in protocol.differs.items()]
     lines += [f"- {status}: {reason}" for status, reason in
               dict.fromkeys((r.status, r.reason) for r in of_table if r.status.startswith("needs data"))]

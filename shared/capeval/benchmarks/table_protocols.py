@@ -104,6 +104,13 @@ PEARL_CF = ("PAC-S's preparation (the Polos README: Flickr8k 'according to the P
 #: The Polaris table transcribed without its paper (the BLEU-4, ROUGE-L, METEOR and CIDEr Polaris cells).
 POLARIS_TABLE = TableProtocol({"polaris": POLARIS}, credited=("polaris",), credit_basis=CAPTIONEVALKIT_CREDIT)
 
+#: FLEUR's released compute_correlation.py: every Flickr8k-Expert rating, τ-c; Flickr8k-CF τ-b (as CLIPScore's). EXPERT's
+#: expert.py prints the same statistics. CLAIR states neither the variant nor its Composite handling; its CLIP-S and
+#: RefCLIP-S Flickr8K cells (0.512, 0.530) are CLIPScore's Flickr8k-Expert τ-c, hence τ-c; its PASCAL-50S table does not
+#: say which 5 references or how ties count. No setting was searched: these tables transcribe only the judges' rows.
+FLEUR_TABLE = TableProtocol(
+    {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF})
+
 PROTOCOLS: dict[tuple[str, str], TableProtocol] = {
     ("bert_tbr", "Table 3"): BERT_TBR_TABLE3,
     ("bert_tbr", "Table 4"): BERT_TBR_TABLE4,
@@ -151,6 +158,13 @@ PROTOCOLS: dict[tuple[str, str], TableProtocol] = {
     ("deneb", "Table 1"): TableProtocol({"nebula": NEBULA_RELEASED}),
     ("pacs_pp", "Table 1"): TableProtocol(
         {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c"), "flickr8k_cf": CF}),
+    ("fleur", "Table 1"): FLEUR_TABLE,
+    ("expert", "Table 2"): TableProtocol({**FLEUR_TABLE.settings, "polaris": POLARIS, "nebula": NEBULA_RELEASED}),
+    ("clair", "Table 1"): TableProtocol(
+        {"composite": composite("tau-c", "remove"), "flickr8k_expert": flickr8k("P2 all", "tau-c")},
+        unavailable={"coco_rohrbach500": "needs the MS-COCO ratings of Rohrbach et al. (2018): 500 Karpathy-test "
+                                         "images, 5 models' captions (not in capeval)"}),
+    ("clair", "Table 3"): TableProtocol({"pascal50s": pascal("first5", "half")}),
     ("vela", "Table 1 and Appendix D Table 4"): TableProtocol(
         {"longcap_arena": BenchmarkSetting(row_set="TestA desc", statistic="tau-b")}),
 }

@@ -1,6 +1,7 @@
 """A persistent cache of judge answers: one JSON file per request under ``<CAPEVAL_CACHE>/judges/``.
 
-The key is a SHA-256 of the backend, the model and its revision, the exact request body (messages, images as the bytes
+The key is a SHA-256 of the backend and the server it runs on (``base_url``: the same model name on another server is
+another judge), the model and its revision, the exact request body (messages, images as the bytes
 they carry, decoding parameters, seed) and the try number (a judge asked again after an answer it could not read is a
 new request). A file is written whole or not at all (a temporary file renamed over it), so concurrent writers of the
 same answer leave one whole file; a file that does not read back as the entry of its key (cut short, edited) is
@@ -19,16 +20,19 @@ from ..atomic import partial_file
 from ..settings import cache_dir
 
 
-def request_key(backend: str, model: str, revision: str, body: dict[str, Any], attempt: int = 0) -> str:
-    """The cache key of one request.
+def request_key(backend: str, model: str, revision: str, body: dict[str, Any], attempt: int = 0, base_url: str = "") -> str:
+    """The cache key of one request (``base_url``: the server's, '' for a model run in this process).
 
     >>> body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}
-    >>> request_key("openai-compatible", "m", "", body) == request_key("openai-compatible", "m", "", dict(reversed(body.items())))
+    >>> key = request_key("openai-compatible", "m", "", body, base_url="http://127.0.0.1:8000/v1")
+    >>> key == request_key("openai-compatible", "m", "", dict(reversed(body.items())), base_url="http://127.0.0.1:8000/v1")
     True
-    >>> request_key("openai-compatible", "m", "", body) == request_key("openai-compatible", "m", "", body, attempt=1)
+    >>> key in (request_key("openai-compatible", "m", "", body, attempt=1, base_url="http://127.0.0.1:8000/v1"),
+    ...         request_key("openai-compatible", "m", "", body, base_url="http://127.0.0.1:8001/v1"))
     False
     """
-    material = {"backend": backend, "model": model, "revision": revision, "body": body, "attempt": attempt}
+    material = {"backend": backend, "base_url": base_url, "model": model, "revision": revision, "body": body,
+                "attempt": attempt}
     return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

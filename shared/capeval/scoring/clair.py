@@ -21,8 +21,8 @@ import warnings
 from typing import Annotated, Any
 
 from ..declaration import Opt
-from ..judges.options import ApiKeyEnv, BaseUrl, Concurrency, MaxTokens, Retries, Revision, Seed, TimeoutS
-from .judge import JudgeScorer
+from ..judges.options import MaxTokens
+from .judge import JudgeScorer, server_options
 from .protocol import Scores
 
 #: DavidMChan/clair, the commit the prompt and the parse follow.
@@ -131,16 +131,13 @@ class ClairScorer(JudgeScorer):
                    "(`tests/metrics/clair`)")
     inputs_note = "text only; a judge server (`base_url`)"
 
-    def __init__(self, base_url: BaseUrl = None,
-                 model: Annotated[str, Opt("the judge model on the server; several separated by `;` give CLAIR_E, the mean "
-                                           "of their scores", check=judge_models)] = RELEASED_MODEL,
-                 api_key_env: ApiKeyEnv = None, revision: Revision = "",
+    @server_options
+    def __init__(self, model: Annotated[str, Opt("the judge model on the server; several separated by `;` give CLAIR_E, "
+                                                 "the mean of their scores", check=judge_models)] = RELEASED_MODEL,
                  temperature: Annotated[float, Opt("sampling temperature (the released 0: greedy; above 0 the answers vary "
                                                    "with the seed, where the server takes one)", within="[0, 2]")] = 0.0,
-                 seed: Seed = None, max_tokens: MaxTokens = RELEASED_MAX_TOKENS, concurrency: Concurrency = 8,
-                 timeout_s: TimeoutS = 120.0, retries: Retries = 5):
-        super().__init__(base_url=base_url, model=model, api_key_env=api_key_env, revision=revision, temperature=temperature,
-                         seed=seed, max_tokens=max_tokens, concurrency=concurrency, timeout_s=timeout_s, retries=retries)
+                 max_tokens: MaxTokens = RELEASED_MAX_TOKENS, **server: Any):
+        super().__init__(model=model, temperature=temperature, max_tokens=max_tokens, **server)
 
     def judges(self) -> list[str]:
         return self.model.split(";")

@@ -74,8 +74,6 @@ class ExpertScorer(LlavaJudgeScorer):
     needs_references = False
     template = "llava_v0"
     search_start = 1
-    # Stated again (the base's): the registry reads extras from this module's source, without importing torch.
-    extras = ("models",)
     needs = (HubModel(DEFAULT_LLAVA), HubModel(DEFAULT_ADAPTER))
 
     def __init__(self, model: Annotated[str, Opt("hub id or folder of a transformers Llava checkpoint: the LoRA's base, "

@@ -281,6 +281,39 @@ class LlavaJudgeScorer(CaptionScorer):
         values = [math.nan if rating is None else rating for rating in ratings]
         return Scores({self.primary: values}, corpus={self.primary: mean_defined(values)}, details=details)
 
+    @classmethod
+    def module_usage(cls, *, references: str | None, example_options: str, example_scores: str) -> str:
+        """The inputs description of a LLaVA judge's evaluate module (``metrics/fleur``, ``metrics/expert``: the same
+        inputs and columns), with a runnable example in which a scripted tiny Llava (it always answers "0.7") stands in
+        for the judge; ``references``: what they are for (``None``: the judge takes none), ``example_options``: the
+        ``capeval.load`` options beside the stand-in, ``example_scores``: its scores."""
+        references_line = "" if references is None else f"\n    references (list of list of str, optional): {references}."
+        return f"""
+Args:
+    predictions (list of str): candidate captions.{references_line}
+    images (list): one image per caption (path, bytes, PIL image or datasets.Image value); required.
+    batch_size (int, optional): captions per generate() call (default {BATCH_SIZE}).
+    show_progress (bool, optional): tqdm bars (default: on unless CAPEVAL_PROGRESS=0).
+
+Returns:
+    {cls.primary} (float): mean smoothed rating over the captions whose answer could be scored.
+    scores (list of float): per caption, in [0, 1]; NaN where the answer gives no rating.
+    answer (list of str): the judge's answer; unscored (list of bool); explanation (with explain=True).
+    hashcode (str): judge model, options and capeval version.
+
+Examples:
+    A scripted tiny Llava (it always answers "0.7") stands in for the judge here:
+
+    >>> import tempfile
+    >>> import capeval
+    >>> from capeval.backbones.llava import save_scripted_llava
+    >>> from capeval.samples import sample_image
+    >>> judge = capeval.load("{cls.primary}", model=save_scripted_llava(tempfile.mkdtemp()), {example_options}device="cpu")
+    >>> results = judge.compute(predictions=["a dog runs across the grass"], images=[str(sample_image())])
+    >>> [round(s, 4) for s in results["scores"]], results["answer"]
+    ({example_scores}, ['0.7'])
+"""
+
 
 class FleurScorer(LlavaJudgeScorer):
     """FLEUR (reference-free) or, with ``reference_based=True``, RefFLEUR: LLaVA-1.5 rates each caption 0.0–1.0

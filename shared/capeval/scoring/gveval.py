@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Annotated, Any, Mapping, Sequence
 
 from ..declaration import Opt
-from ..judges.options import ApiKeyEnv, BaseUrl, Concurrency, MaxTokens, Retries, Revision, Seed, TimeoutS
-from .judge import JudgeScorer
+from ..judges.options import MaxTokens
+from .judge import JudgeScorer, server_options
 from ..judges.server import JudgeServerError
 from .protocol import Scores
 
@@ -162,19 +162,16 @@ class GvevalScorer(JudgeScorer):
                    "code's on 33 answers (`tests/metrics/g_veval`)")
     inputs_note = "images for `setting` ref-free and combined; references for ref-only and combined; a judge server (`base_url`)"
 
-    def __init__(self, base_url: BaseUrl = None,
-                 model: Annotated[str, Opt("the judge model on the server; it must return log-probabilities and write "
-                                           "0..100 as one token")] = RELEASED_MODEL,
+    @server_options
+    def __init__(self, model: Annotated[str, Opt("the judge model on the server; it must return log-probabilities and write "
+                                                 "0..100 as one token")] = RELEASED_MODEL,
                  setting: Annotated[str, Opt("the released prompt: `ref-only` (references, no image), `ref-free` (image, no "
                                              "references) or `combined` (both)", choices=SETTINGS)] = "ref-only",
                  resolution: Annotated[str, Opt("the image's `detail` in the request", choices=RESOLUTIONS)] = "low",
-                 api_key_env: ApiKeyEnv = None, revision: Revision = "",
                  temperature: Annotated[float, Opt("sampling temperature (the released 1: the reasoning, and so the score, vary "
                                                    "from run to run unless the server takes a `seed`)", within="[0, 2]")] = 1.0,
-                 seed: Seed = None, max_tokens: MaxTokens = None, concurrency: Concurrency = 8,
-                 timeout_s: TimeoutS = 120.0, retries: Retries = 5):
-        super().__init__(base_url=base_url, model=model, api_key_env=api_key_env, revision=revision, temperature=temperature,
-                         seed=seed, max_tokens=max_tokens, concurrency=concurrency, timeout_s=timeout_s, retries=retries)
+                 max_tokens: MaxTokens = None, **server: Any):
+        super().__init__(model=model, temperature=temperature, max_tokens=max_tokens, **server)
         self.setting, self.resolution = setting, resolution
         self.needs_images = setting != "ref-only"
         self.needs_references = setting != "ref-free"

@@ -1,13 +1,17 @@
 """The base of the scorers whose judge is a language model on an OpenAI-compatible server (CLAIR, G-VEval): the
 server, the cache, the tries of answers that do not read, the dry run and the judge's identity and token counts in the
-provenance. A subclass builds each caption's request bodies and reads an answer."""
+provenance. A subclass builds each caption's request bodies and reads an answer, and declares only its own options:
+the server's are declared once, on :class:`JudgeScorer` (:func:`server_options`)."""
 
 from __future__ import annotations
 
 import abc
+import inspect
+import typing
 from typing import Any, Callable, ClassVar, Sequence, TypeVar
 
 from ..judges.cache import ResponseCache, request_key
+from ..judges.options import ApiKeyEnv, BaseUrl, Concurrency, Retries, Revision, Seed, TimeoutS
 from ..judges.plan import RequestPlan, estimate_tokens
 from ..judges.server import ChatServer, JudgeServerError
 from ..needs import JudgeServer
@@ -25,8 +29,9 @@ class JudgeScorer(CaptionScorer):
     tries: ClassVar[int]
     needs = (JudgeServer(),)
 
-    def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None, revision: str, temperature: float,
-                 seed: int | None, max_tokens: int | None, concurrency: int, timeout_s: float, retries: int):
+    def __init__(self, *, model: str, temperature: float, max_tokens: int | None, base_url: BaseUrl = None,
+                 api_key_env: ApiKeyEnv = None, revision: Revision = "", seed: Seed = None, concurrency: Concurrency = 8,
+                 timeout_s: TimeoutS = 120.0, retries: Retries = 5):
         self.base_url, self.model, self.api_key_env, self.revision = base_url, model, api_key_env, revision
         self.temperature, self.seed, self.max_tokens = temperature, seed, max_tokens
         self.concurrency, self.timeout_s, self.retries = concurrency, timeout_s, retries
@@ -53,7 +58,7 @@ class JudgeScorer(CaptionScorer):
 
     def ask(self, bodies: Sequence[dict], attempt: int, cache: ResponseCache) -> list[dict]:
         """Each body's answer: from the cache, else from the server (and then kept); counts go to :attr:`usage`."""
-        keys = [request_key(BACKEND, body["model"], self.revision, body, attempt) for body in bodies]
+        keys = [request_key(BACKEND, body["model"], self.revision, body, attempt, self.base_url or "") for body in bodies]
         answers: list[dict | None] = [cache.get(key) for key in keys]
         missing = [index for index, answer in enumerate(answers) if answer is None]
         if missing:
@@ -94,7 +99,7 @@ class JudgeScorer(CaptionScorer):
             by_model.setdefault(body["model"], []).append(body)
         plans = []
         for model, bodies in by_model.items():
-            todo = [body for body in bodies if cache.get(request_key(BACKEND, model, self.revision, body, 0)) is None]
+            todo = [body for body in bodies if cache.get(request_key(BACKEND, model, self.revision, body, 0, self.base_url or "")) is None]
             plans.append(RequestPlan(self.metric, model, self.base_url or "(no base_url: nothing can be sent)", len(todo),
                                      len(bodies) - len(todo),
                                      sum(estimate_tokens(body["messages"]) for body in todo),
@@ -108,3 +113,29 @@ class JudgeScorer(CaptionScorer):
     def provenance(self) -> dict[str, Any]:
         """As every scorer's, with the last call's requests sent, answers from the cache and tokens (the server's counts)."""
         return {**super().provenance(), "base_url": self.base_url, "usage": dict(self.usage)}
+
+
+#: The options every server-backed judge takes, as :class:`JudgeScorer` declares them (model, temperature and
+#: max_tokens differ by judge in their defaults and meaning: each judge declares its own).
+SERVER_OPTIONS = ("base_url", "api_key_env", "revision", "seed", "concurrency", "timeout_s", "retries")
+
+
+def server_options(init: Callable) -> Callable:
+    """A judge's ``__init__(self, <its own options>, **server)`` declared with the server options of
+    :class:`JudgeScorer` after its own (keyword-only), so the cards, the command line and the checks read them as its
+    own options while they are written once.
+
+    >>> from capeval.declaration import declared_options
+    >>> from capeval.scoring.clair import ClairScorer
+    >>> [option.name for option in declared_options(ClairScorer)][3:]
+    ['base_url', 'api_key_env', 'revision', 'seed', 'concurrency', 'timeout_s', 'retries']
+    """
+    own = inspect.signature(init)
+    base = inspect.signature(JudgeScorer.__init__).parameters
+    shared = [base[name] for name in SERVER_OPTIONS]  # keyword-only there already
+    kept = [parameter for parameter in own.parameters.values() if parameter.kind is not inspect.Parameter.VAR_KEYWORD]
+    hints = typing.get_type_hints(JudgeScorer.__init__, include_extras=True)
+    init.__signature__ = own.replace(parameters=kept + shared)  # type: ignore[attr-defined]
+    init.__annotations__ = {**typing.get_type_hints(init, include_extras=True),
+                            **{name: hints[name] for name in SERVER_OPTIONS}}
+    return init
