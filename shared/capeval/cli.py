@@ -1,7 +1,7 @@
 """The ``capeval`` command line.
 
-``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default, JSON lines, or COCO-format
-results with their annotations) with every metric that runs offline, or the ``--metric``s named;
+``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default, JSON lines, COCO-format
+results with their annotations, or lmms-eval's logged samples of a caption task) with every metric that runs offline, or the ``--metric``s named;
 ``capeval benchmark`` runs the meta-evaluation harness. A mistake in the input or the options is one line on
 stderr and exit code 2, never a traceback.
 """
@@ -277,7 +277,8 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
                                                             "offline configurations of some metrics")
     score.add_argument("--dry-run", action="store_true",
                        help="print how many requests and (estimated) tokens the judge metrics would send, and send none")
-    score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
+    score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file; with "
+                                        "--lmms-samples, the file each logged image id names: <id>.jpg, COCO's names)")
     score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
     add_output_arguments(score, "write every metric's per-image and corpus values as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",

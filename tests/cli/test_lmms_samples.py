@@ -2,6 +2,7 @@
 the same numbers as the same captions given with ``--input``; a file that is not one caption task's samples is one
 line and exit 2."""
 
+import doctest
 import json
 import shutil
 
@@ -39,6 +40,14 @@ def as_input(tmp_path, rows, **extra):
                                           "image_id": row["image_id"], **{key: value[i] for key, value in extra.items()}})
                               for i, row in enumerate(rows)))
     return path
+
+
+def test_the_readers_examples():
+    """Run here too: tests/core's doctest run finds the module once the lmms_eval folder is a package."""
+    from capeval.integrations.lmms_eval import samples
+
+    result = doctest.testmod(samples, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 2 and result.failed == 0
 
 
 def test_the_reader_takes_captions_references_and_ids_as_logged():
@@ -176,6 +185,15 @@ def test_another_tasks_samples_and_misused_flags_are_one_line(arguments, message
     assert err.startswith(f"capeval score: {message}") and err.count("\n") == 1, err
 
 
+def test_a_file_not_named_as_lmms_eval_names_it_is_named_in_the_message(tmp_path, capsys):
+    renamed = shutil.copy(MME, tmp_path / "mme_run.jsonl")
+    assert main(["score", "--lmms-samples", str(renamed), "--metric", "bleu"]) == 2
+    assert capsys.readouterr().err.startswith(f"capeval score: {renamed}: the samples of 'mme_run.jsonl' (not named "
+                                              "*_samples_<task>.jsonl) are no caption task's: they log mme_perception_score")
+    json_file = shutil.copy(COCO, tmp_path / "20260101_120000_samples_coco.json")
+    assert read_lmms_samples(json_file).task == "'20260101_120000_samples_coco.json' (not named *_samples_<task>.jsonl)"
+
+
 def test_samples_that_log_no_image_id_say_so_for_an_image_metric(tmp_path, capsys):
     """amber_g logs AMBER's counts, and its image's id only in 'doc' (left out from 0.4 on)."""
     counts = {"chair_score": 0, "chair_num": 2, "safe_cover_score": 1, "safe_cover_num": 2, "hallu_cover_score": 0,
@@ -191,3 +209,33 @@ def test_samples_that_log_no_image_id_say_so_for_an_image_metric(tmp_path, capsy
     shutil.copy(path, older)
     older.write_text(json.dumps({**json.loads(path.read_text()), "doc": {"question_id": 17, "task_type": "generative"}}))
     assert read_lmms_samples(older).rows[0]["image_id"] == 17
+
+
+@pytest.mark.slow
+def test_what_lmms_evals_own_code_writes_is_read_as_the_fixture_is(tmp_path):
+    """lmms-eval's evaluator and tracker, unchanged, log coco2017_cap_val's task functions on the fixture's documents and
+    captions: the reader takes the same rows from that file as from the fixture written by the project."""
+    evaluator = pytest.importorskip("lmms_eval.evaluator", reason="lmms-eval is not installed (capeval's lmms extra)")
+    from types import SimpleNamespace
+
+    from lmms_eval.api.instance import Instance, TokenCounts
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+    from lmms_eval.tasks.coco_cap import utils as coco
+
+    task = SimpleNamespace(process_results=coco.coco_process_result, doc_to_target=lambda doc: doc["answer"],
+                           config=SimpleNamespace(repeats=1))
+    logged = []
+    for sample in lines(COCO_03):  # its 'doc' is the document's text fields
+        doc, caption = sample["doc"], sample["filtered_resps"][0]
+        request = Instance("generate_until", (coco.coco_doc_to_text(doc), {"max_new_tokens": 64}), 0,
+                           {"task": "coco2017_cap_val", "doc_id": sample["doc_id"], "repeats": 1}, resps=[caption],
+                           filtered_resps={"none": caption}, token_counts=[TokenCounts(input_tokens=590, output_tokens=12)])
+        request.doc = doc
+        logged.append(evaluator._process_document_results((sample["doc_id"], doc, [request]), task=task, filter_key="none",
+                                                          reasoning_tags=None, log_samples=True).logged_sample)
+    tracker = EvaluationTracker(output_path=str(tmp_path))
+    tracker.general_config_tracker.model_name_sanitized, tracker.date_id = "tiny", "20260101_120000"
+    tracker.save_results_samples("coco2017_cap_val", logged)
+    (written,) = (tmp_path / "tiny").glob("*_samples_coco2017_cap_val.jsonl")
+    assert read_lmms_samples(written).rows == read_lmms_samples(COCO).rows
+    assert [list(line) for line in lines(written)] == [list(line) for line in lines(COCO)]  # the same fields, in order
