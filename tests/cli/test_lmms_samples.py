@@ -4,7 +4,9 @@ line and exit 2."""
 
 import doctest
 import json
+import re
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from capeval.caption_files import CaptionFileError
 from capeval.cli import main
 from capeval.integrations.lmms_eval.samples import image_files, read_lmms_samples
-from fixtures import ASSETS
+from fixtures import ASSETS, REPO
 
 LOGS = ASSETS / "lmms_eval"
 COCO = LOGS / "20260101_120000_samples_coco2017_cap_val.jsonl"   # lmms-eval 0.7.x
@@ -90,6 +92,16 @@ def test_chair_takes_the_logged_image_ids_and_equals_lmms_evals_own_aggregation(
     assert written["system"]["chair_i"] == pytest.approx(sum(hallucinated) / sum(named)) == pytest.approx(2 / 11)
     assert written["system"]["chair_recall"] == pytest.approx(sum(recalled) / sum(len(entry["answer"]) for entry in entries)) == 0.9
     assert "| 391895 |" in out
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_documented_jq_line_writes_the_logged_objects_chair_takes(tmp_path):
+    """docs/command-line.md's jq line: the objects coco_cap_chair logged, by image id (as the test above builds them)."""
+    line = re.search(r"^jq .*$", (REPO / "docs" / "command-line.md").read_text(), re.MULTILINE).group(0)
+    shutil.copy(CHAIR, tmp_path / "samples_coco_cap_chair.jsonl")
+    subprocess.run(line, shell=True, cwd=tmp_path, check=True)
+    entries = [sample["coco_cap_chair_s"] for sample in lines(CHAIR)]
+    assert json.loads((tmp_path / "objects.json").read_text()) == {str(entry["image_id"]): entry["answer"] for entry in entries}
 
 
 @pytest.mark.slow
@@ -170,17 +182,17 @@ def test_a_bad_samples_file_is_one_line_and_exit_2(case, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--lmms-samples", str(MME)], f"{MME}: the samples of mme are no caption task's: they log mme_perception_score, none "
-                                   "with the 'pred' and 'image_id' or 'answer' that lmms-eval's caption tasks log"),
-    (["--lmms-samples", str(CHAIR)], f"bleu need(s) reference captions, and {CHAIR} logs none: score it with metrics that "
-                                     "take none, e.g. clip_score or pac_score (with --images), chair with annotations= or objects="),
-    (["--lmms-samples", str(COCO), "--input", str(COCO)], "--lmms-samples is the input: leave out --input, --results and --annotations"),
-    (["--lmms-samples", str(LOGS / "missing.jsonl")], f"{LOGS / 'missing.jsonl'}: no such file"),
-    (["--lmms-samples", str(COCO), "--metric", "clip_score", "--images", str(LOGS)],
-     f"--images {LOGS}: no file for 4 image id(s), e.g. [391895, 522418, 184613]"),
+    ([MME, "--metric", "bleu"], f"{MME}: the samples of mme are no caption task's: they log mme_perception_score, none "
+                                "with the 'pred' and 'image_id' or 'answer' that lmms-eval's caption tasks log"),
+    ([CHAIR, "--metric", "bleu"], f"bleu need(s) reference captions, and {CHAIR} logs none: score it with metrics that "
+                                  "take none, e.g. clip_score or pac_score (with --images), chair with annotations= or objects="),
+    ([COCO, "--input", COCO], "--lmms-samples is the input: leave out --input, --results and --annotations"),
+    ([LOGS / "missing.jsonl"], f"{LOGS / 'missing.jsonl'}: no such file"),
+    ([COCO, "--metric", "clip_score", "--images", LOGS], f"--images {LOGS}: no file for 4 image id(s), e.g. [391895, 522418, 184613]"),
+    ([COCO, "--metric", "clip_score", "--images", LOGS / "none"], f"--images {LOGS / 'none'}: no such folder"),
 ])
 def test_another_tasks_samples_and_misused_flags_are_one_line(arguments, message, capsys):
-    assert main(["score", *arguments, "--metric", "bleu"] if "--metric" not in arguments else ["score", *arguments]) == 2
+    assert main(["score", "--lmms-samples", *map(str, arguments)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"capeval score: {message}") and err.count("\n") == 1, err
 
