@@ -1,7 +1,7 @@
 """The ``capeval`` command line.
 
-``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default, JSON lines, or COCO-format
-results with their annotations) with every metric that runs offline, or the ``--metric``s named;
+``capeval score`` scores captions (the bundled Flickr8k-Expert sample by default, JSON lines, COCO-format
+results with their annotations, or lmms-eval's logged samples of a caption task) with every metric that runs offline, or the ``--metric``s named;
 ``capeval benchmark`` runs the meta-evaluation harness. A mistake in the input or the options is one line on
 stderr and exit code 2, never a traceback.
 """
@@ -25,10 +25,18 @@ PRINTED_ROWS = 20
 
 
 def read_input(args: argparse.Namespace) -> tuple[list[dict], str]:
-    """The rows to score and where they came from."""
+    """The rows to score and where they came from (``--lmms-samples``: rows with no references where the task logs none,
+    and the image ids it logs)."""
     from .caption_files import read_coco, read_rows
     from .samples import sample_captions
 
+    if args.lmms_samples:
+        from .integrations.lmms_eval.samples import read_lmms_samples
+
+        if args.input or args.results or args.annotations:
+            raise UsageError("--lmms-samples is the input: leave out --input, --results and --annotations")
+        logged = read_lmms_samples(args.lmms_samples)
+        return logged.rows, f"{args.lmms_samples}: lmms-eval samples of {logged.task}"
     if args.results or args.annotations:
         if not (args.results and args.annotations):
             raise UsageError("--results and --annotations go together (COCO caption format)")
@@ -106,6 +114,26 @@ def visual_inputs(args: argparse.Namespace, rows: list[dict], runs: list) -> dic
         raise UsageError(str(error)) from None
 
 
+def check_logged_samples(args: argparse.Namespace, rows: list[dict], runs: list) -> list[dict]:
+    """``--lmms-samples`` rows as the metrics need them: references where a metric needs them (a task that logs none is
+    a UsageError naming the metrics that take none) and, with ``--images``, each image id's file in the folder."""
+    from .integrations.lmms_eval.samples import image_files
+
+    needing = [run.label for run in runs if run.scorer.needs_references]
+    if needing and not all(row["references"] for row in rows):
+        raise UsageError(f"{', '.join(needing)} need(s) reference captions, and {args.lmms_samples} logs none: score it "
+                         "with metrics that take none, e.g. clip_score or pac_score (with --images), chair with "
+                         "annotations= or objects= (image ids)")
+    with_images = [run.label for run in runs if run.scorer.needs_images]
+    if with_images and (line := next((i for i, row in enumerate(rows, 1) if row.get("image_id") is None), None)):
+        raise UsageError(f"{args.lmms_samples}:{line} logs no image id, and {', '.join(with_images)} need(s) each sample's "
+                         "image (lmms-eval logs amber_g's only in its 'doc', which 0.4 and later leave out)")
+    if args.images and any(run.scorer.needs_images and not run.scorer.image_id_example for run in runs):
+        files = image_files([row["image_id"] for row in rows], args.images)
+        rows = [{**row, "image": file} for row, file in zip(rows, files)]
+    return rows
+
+
 #: How pycocoevalcap's table names the COCO metrics' values.
 COCO_NAMES = {"bleu_1": "Bleu_1", "bleu_2": "Bleu_2", "bleu_3": "Bleu_3", "bleu_4": "Bleu_4", "meteor": "METEOR",
               "rouge_l": "ROUGE_L", "cider": "CIDEr"}
@@ -171,6 +199,8 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.metric and (left_out := not_run_line(run.scorer.metric for run in runs)):
         print(left_out)
     rows, source = read_input(args)
+    if args.lmms_samples:
+        rows = check_logged_samples(args, rows, runs)
     visual = visual_inputs(args, rows, runs)
     given = [flag for flag, value in (("--images", args.images), ("--features", args.features)) if value]
     if unused := unused_inputs_line(runs, given):
@@ -232,6 +262,10 @@ def run_score(args: argparse.Namespace) -> int:
 def add_score_arguments(score: argparse.ArgumentParser) -> None:
     score.add_argument("--input", help="JSON lines with 'candidate' and 'references' (and 'image' for image metrics; "
                                        "default: the bundled sample)")
+    score.add_argument("--lmms-samples", metavar="FILE.jsonl",
+                       help="lmms-eval's logged samples of a caption task (--log_samples: <date>_samples_<task>.jsonl, "
+                            "lmms-eval 0.2.4 to 0.7.x): its captions with the references and image ids it logs, "
+                            "re-scored without generating them again")
     score.add_argument("--results", help="COCO-format results: a JSON list (or JSON lines) of {image_id, caption}")
     score.add_argument("--annotations", help="COCO captions annotations (several captions per image) for --results")
     score.add_argument("--metric", action="append", metavar="NAME[:KEY=VALUE,...]",
@@ -243,7 +277,8 @@ def add_score_arguments(score: argparse.ArgumentParser) -> None:
                                                             "offline configurations of some metrics")
     score.add_argument("--dry-run", action="store_true",
                        help="print how many requests and (estimated) tokens the judge metrics would send, and send none")
-    score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file)")
+    score.add_argument("--images", help="folder of the images, for image metrics (each row's 'image' file; with "
+                                        "--lmms-samples, the file each logged image id names: <id>.jpg, COCO's names)")
     score.add_argument("--features", help="folder of region features (<image stem>.npz), for image metrics")
     add_output_arguments(score, "write every metric's per-image and corpus values as JSON here")
     score.add_argument("--engine", choices=("local", "ray"), default="local",

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from fixtures import ASSETS
 from fixtures.commands import ROWS, capeval, one_line, write
 
 
@@ -82,3 +83,14 @@ def test_a_metric_name_wins_over_a_folder_of_that_name(tmp_path):
     code, out, err = capeval("benchmark", "--metric", "bleu", "--dataset", "pascal50s", "--samples", "0", cwd=tmp_path)
     assert code == 0, err
     assert "| bleu | 62.2 | 93.0 | 85.0 | 58.3 | 74.6 |" in out
+
+
+@pytest.mark.slow
+def test_lmms_eval_samples_are_scored_and_a_broken_line_is_one_line(tmp_path):
+    """lmms-eval's logged samples from a fresh process: the caption task's file is scored; a line cut short (a run
+    killed while writing) is one line naming it."""
+    logged = ASSETS / "lmms_eval" / "20260101_120000_samples_coco2017_cap_val.jsonl"
+    code, out, err = capeval("score", "--lmms-samples", logged, "--metric", "rouge")
+    assert code == 0 and "- rouge: 0.5970 corpus = per-caption mean" in out, err
+    cut = write(tmp_path / logged.name, logged.read_text()[:-40])
+    one_line(*capeval("score", "--lmms-samples", cut, "--metric", "rouge"), f"{cut}:4: not JSON")
