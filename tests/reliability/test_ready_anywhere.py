@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+import urllib.parse
 import warnings
 import zipfile
 from pathlib import Path
@@ -19,13 +20,16 @@ import capeval
 import tiny_models
 from capeval import cli
 from capeval.models import ModelUnavailableError
-from capeval.needs import NltkPackage, UrlFile
+from capeval.needs import NLTK_PUNKT, NLTK_TAGGER, NLTK_WORDNET, NltkPackage, UrlFile
 from capeval.readiness import NotRunHereWarning, doctor
 from fixtures import REPO
 from fixtures.hub import COMMIT, hosts_handler, hub_files
 from fixtures.loopback import download_cache, serving
 
 BODY = bytes(range(256)) * 400
+#: How the doctor names two checkpoints: each with the revision it is fetched at (pinned, or main where none is known).
+BERT_CASED = "bert-base-cased (weights, revision cd5ef92a9fb2)"
+LLAVA = "llava-hf/llava-1.5-13b-hf (weights, revision 5dda2880bda0)"
 URL = "https://example.org/files/data.bin"
 
 
@@ -75,7 +79,8 @@ def test_offline_each_missing_item_is_one_line_with_url_checksum_and_from(cache,
     assert lines == [
         "UMIC checkpoint: offline, not fetched: https://archive.org/download/umic_data/umic.pt (no published checksum): "
         "bring a copy and run capeval download umic --from PATH/umic.pt",
-        "bert-base-cased (weights): offline, not fetched: https://huggingface.co/bert-base-cased (revision main): "
+        "bert-base-cased (weights, revision cd5ef92a9fb2): offline, not fetched: https://huggingface.co/bert-base-cased "
+        "(revision cd5ef92a9fb2f889e972770a36d4ed042daf221e): "
         "bring a copy and run capeval download umic --from PATH/bert-base-cased"]
 
 
@@ -104,26 +109,26 @@ def test_doctor_lists_every_metric_with_all_it_lacks_and_one_command(cache, caps
     rows = {row.metric: row for row in doctor()}
     assert set(rows) == set(capeval.METRICS)
     assert (rows["bleu"].runs, rows["bleu"].lacks, rows["bleu"].fix) == (True, (), "")
-    assert rows["umic"].runs is False and rows["umic"].lacks == ("UMIC checkpoint", "bert-base-cased (weights)")
+    assert rows["umic"].runs is False and rows["umic"].lacks == ("UMIC checkpoint", BERT_CASED)
     assert rows["umic"].fix == "capeval download umic"
     assert rows["pac_score"].lacks[-1] == "PAC-S's clip_ViT-B-32.pth (no public download)"
     assert rows["pac_score"].fix.startswith("pass checkpoint=PATH")
     # Judges: the LLaVA weights are fetched like any checkpoint; a judge server is the user's to name, never picked.
-    assert rows["expert"].lacks == ("llava-hf/llava-1.5-13b-hf (weights)", "hjkim811/EXPERT-llava-13b-lora (weights)")
-    assert (rows["fleur"].lacks, rows["fleur"].fix) == (("llava-hf/llava-1.5-13b-hf (weights)",), "capeval download fleur")
+    assert rows["expert"].lacks == (LLAVA, "hjkim811/EXPERT-llava-13b-lora (weights, revision main)")
+    assert (rows["fleur"].lacks, rows["fleur"].fix) == ((LLAVA,), "capeval download fleur")
     assert rows["clair"].lacks == rows["g_veval"].lacks == ("a judge server (base_url=)",)
     assert rows["clair"].fix.startswith("capeval score --metric 'clair:base_url=URL'")
     assert capeval.doctor() == list(rows.values())
     assert cli.main(["doctor"]) == 0
     table = capsys.readouterr().out
-    assert "| bleu | yes |  |  |" in table and "| umic | no | UMIC checkpoint; bert-base-cased (weights) | `capeval download umic` |" in table
+    assert "| bleu | yes |  |  |" in table and "| umic | no | UMIC checkpoint; bert-base-cased (weights, revision cd5ef92a9fb2) | `capeval download umic` |" in table
 
 
 def test_score_names_what_it_leaves_out_and_unused_images_in_one_line_each(cache, tmp_path, capsys):
     assert cli.main(["score", "--offline", "bleu"]) == 0
     out = capsys.readouterr().out
     left_out = [line for line in out.splitlines() if line.startswith("Not run here: ")]
-    assert len(left_out) == 1 and "umic (lacks UMIC checkpoint, bert-base-cased (weights): capeval download umic)" in left_out[0]
+    assert len(left_out) == 1 and "umic (lacks UMIC checkpoint, bert-base-cased (weights, revision cd5ef92a9fb2): capeval download umic)" in left_out[0]
     assert "cider (runs here: name it to run it)" in left_out[0]
     assert cli.main(["score", "--metric", "bleu", "--images", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -162,7 +167,7 @@ def test_images_are_unused_only_when_no_metric_of_the_call_reads_them():
 def test_the_suite_space_names_what_it_leaves_out_by_the_same_check(cache):
     from capeval.integrations.gradio_app import suite_missing
 
-    assert suite_missing()["umic"] == "lacks UMIC checkpoint, bert-base-cased (weights): `capeval download umic`"
+    assert suite_missing()["umic"] == "lacks UMIC checkpoint, bert-base-cased (weights, revision cd5ef92a9fb2): `capeval download umic`"
 
 
 def test_evaluate_names_unused_images_and_what_its_default_set_leaves_out(cache):
@@ -226,3 +231,34 @@ def test_download_to_a_folder_then_every_metric_with_public_weights_runs_there_w
     doctor_out = subprocess.run([*command, "doctor"], capture_output=True, text=True, env=offline, cwd=REPO, timeout=600).stdout
     for metric in SCORED:
         assert f"| {metric} | yes |" in doctor_out
+
+
+def test_a_check_that_cannot_import_its_package_finds_the_need_absent_and_names_the_extra(cache, monkeypatch, capsys):
+    """The core install (no NLTK): CHAIR's NLTK data are absent and its extra is named, in the doctor's one check."""
+    monkeypatch.setitem(sys.modules, "nltk", None)  # `import nltk.data` now fails as it does where NLTK is not installed
+    monkeypatch.setitem(sys.modules, "nltk.data", None)
+    rows = {row.metric: row for row in doctor()}
+    assert rows["chair"].lacks[0] == "the chair extra" and "NLTK's averaged_perceptron_tagger_eng data" in rows["chair"].lacks
+    assert rows["chair"].fix == "pip install 'capeval[chair]' && capeval download chair"
+    assert cli.main(["doctor"]) == 0 and "| chair | no | the chair extra; " in capsys.readouterr().out
+
+
+def spacy_wheel_need():
+    from capeval.needs import SpacyWheel
+    from capeval.scoring.amber import AmberScorer
+
+    return next(need for need in AmberScorer.needs if isinstance(need, SpacyWheel))
+
+
+@pytest.mark.parametrize("need", [NLTK_TAGGER, NLTK_PUNKT, NLTK_WORDNET, spacy_wheel_need()], ids=lambda need: need.file_name)
+def test_nltk_and_spacy_data_with_another_digest_than_the_published_one_are_refused(need, cache, monkeypatch):
+    """Each archive is checked against the digest its source publishes (NLTK's data index; the pinned spaCy wheel)."""
+    archive = cache.parent / need.file_name
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("stand-in/data.txt", "not the published archive")
+    with serving(hosts_handler({urllib.parse.urlparse(need.label).path: archive.read_bytes()}, {})) as url:
+        monkeypatch.setenv("CAPEVAL_URL_MIRROR", url)
+        with pytest.raises(ModelUnavailableError, match=f"not the published {need.digest.removeprefix('sha256:')}: refused"):
+            need.fetch()
+    assert need.digest.startswith("sha256:") and not need.cached().exists()
+    assert not (cache / "nltk_data").exists() and not (cache / "spacy").exists()
