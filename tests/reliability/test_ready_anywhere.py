@@ -194,18 +194,25 @@ STAND_INS = {"bert-base-uncased": lambda folder: tiny_models.save_tiny_bert(fold
              "openai/clip-vit-base-patch32": save_clip,
              "bert-base-cased": stand_ins.cased_tokenizer,
              "lizhuang144/flan-t5-base-VG-factual-sg": lambda folder: stand_ins.CAPTURE_PARSER,
-             "sentence-transformers/all-mpnet-base-v2": lambda folder: stand_ins.CAPTURE_ENCODER}
+             "sentence-transformers/all-mpnet-base-v2": lambda folder: stand_ins.CAPTURE_ENCODER,
+             "princeton-nlp/sup-simcse-roberta-base": lambda folder: tiny_models.save_tiny_roberta(folder, num_layers=3),
+             "mrm8488/t5-base-finetuned-question-generation-ap": lambda folder: stand_ins.t5(folder, seed=1),
+             "ThomasNLG/t5-qa_squad2neg-en": lambda folder: stand_ins.t5(folder, seed=2),
+             "bert-base-multilingual-cased": lambda folder: tiny_models.save_tiny_bert(folder, num_layers=9),
+             "t5-small": lambda folder: stand_ins.t5(folder, seed=3, visual=True),
+             "llava-hf/llava-1.5-13b-hf": stand_ins.scripted_llava,
+             "hjkim811/EXPERT-llava-13b-lora": lambda folder: stand_ins.llava_lora(folder, folder.parent / "llava-hf--llava-1.5-13b-hf")}
 #: What the Done-when run scores, by input: captions with references and an image; AMBER's descriptions of its
 #: images (by AMBER id); captions of an image given as region features.
 CAPTIONS = {"predictions": ["two people ride horses"], "references": [["two riders on horses", "people riding horses in an arena"]],
             "images": ["SAMPLE_IMAGE"]}
 GROUPS = [({**CAPTIONS, "metrics": ["bleu", "rouge", "cider", "meteor", "bert_tbr", "bertscore", "smurf", "clip_score", "chair",
-                                    "capture"]}),
+                                    "capture", "polos", "qace", "fleur", "expert"]}),
           {"predictions": ["A dog sleeps on a sofa"], "images": [1], "metrics": ["amber"]},
           {"predictions": ["two men riding horses"], "region_features": [str(ASSETS / "qace_butd_sample.npz")], "metrics": ["umic"]}]
 SCORED = [metric for group in GROUPS for metric in group["metrics"]]
 #: Public, and not yet served by the loopback hosts here.
-PENDING = {"fleur", "expert", "vilbertscore", "qace", "polos"}
+PENDING = {"vilbertscore"}
 #: The registered metrics the run leaves out, and why: nothing public to download, or nothing capeval downloads.
 EXCEPTIONS = {
     "pac_score": "PAC-S's fine-tuned CLIP (clip_ViT-B-32.pth) has no public download: the user passes checkpoint=",
@@ -242,7 +249,10 @@ print(json.dumps(values))
 
 
 def url_stand_ins(folder: Path) -> dict[str, bytes]:
-    """``path -> body`` of every plain-URL file the scored metrics need, at its host's path."""
+    """``path -> body`` of every plain-URL file the scored metrics need, at its host's path (``folder`` holds the Hub
+    stand-ins, of which Polos's and Visual-T5's releases are made)."""
+    from capeval.backbones.polos import RELEASED_CHECKPOINT
+    from capeval.backbones.visual_t5 import DEFAULT_CHECKPOINT as VISUAL_T5
     from capeval.needs import SpacyWheel
     from capeval.scoring.amber import AmberScorer
     from capeval.scoring.umic import DEFAULT_CHECKPOINT
@@ -252,7 +262,11 @@ def url_stand_ins(folder: Path) -> dict[str, bytes]:
     return {stand_ins.url_path(NLTK_TAGGER.label): stand_ins.nltk_tagger_archive(),
             stand_ins.url_path(wheel.label): stand_ins.spacy_wheel(folder / "spacy", wheel.pipeline, "3.8.0"),
             **stand_ins.amber_files(amber),
-            stand_ins.url_path(DEFAULT_CHECKPOINT): stand_ins.umic_checkpoint(folder)}
+            stand_ins.url_path(DEFAULT_CHECKPOINT): stand_ins.umic_checkpoint(folder),
+            stand_ins.url_path(RELEASED_CHECKPOINT): stand_ins.polos_release(
+                folder / "polos", folder / "princeton-nlp--sup-simcse-roberta-base", folder / "openai--clip-vit-base-patch32",
+                "princeton-nlp/sup-simcse-roberta-base"),
+            stand_ins.url_path(VISUAL_T5): stand_ins.folder_zip(Path(stand_ins.t5(folder / "visual-t5", seed=3, visual=True)), "ckpt")}
 
 
 @pytest.mark.slow
@@ -265,13 +279,15 @@ def test_download_to_a_folder_then_every_metric_with_public_weights_runs_there_w
     from capeval.needs import HubModel
 
     assert set(SCORED) | set(EXCEPTIONS) | set(PENDING) == set(capeval.METRICS) and not set(SCORED) & set(EXCEPTIONS)
-    files, repos = url_stand_ins(tmp_path), {}
-    digests = {path: sha256(body) for path, body in files.items()}
+    files, repos = {}, {}
     for repo, save in STAND_INS.items():
         folder = Path(save(tmp_path / repo.replace("/", "--")))
         served = hub_files(repo, folder)
         files.update(served)
         repos[repo] = sorted(path.split(f"/resolve/{COMMIT}/")[1] for path in served)
+    urls = url_stand_ins(tmp_path)
+    digests = {path: sha256(body) for path, body in urls.items()}
+    files.update(urls)
     env = {key: value for key, value in os.environ.items() if key not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "CAPEVAL_OFFLINE")}
     env["HF_HOME"] = str(tmp_path / "hf")  # nothing from this machine's HuggingFace cache
     target, seen = tmp_path / "ready", []
@@ -326,3 +342,14 @@ def test_nltk_and_spacy_data_with_another_digest_than_the_published_one_are_refu
             need.fetch()
     assert need.digest.startswith("sha256:") and not need.cached().exists()
     assert not (cache / "nltk_data").exists() and not (cache / "spacy").exists()
+
+
+def test_expert_finds_its_adapter_where_capeval_download_put_it(cache, monkeypatch):
+    """EXPERT's LoRA is a Hub repository without a model config: it is read from capeval's hub cache like the models."""
+    from capeval.backbones.llava import _downloaded
+
+    snapshot = cache / "hub" / "models--hjkim811--EXPERT-llava-13b-lora" / "snapshots" / "main"
+    snapshot.mkdir(parents=True)
+    (snapshot / "adapter_config.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
+    assert _downloaded("hjkim811/EXPERT-llava-13b-lora") == snapshot
