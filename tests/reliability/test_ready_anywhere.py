@@ -224,7 +224,8 @@ EXCEPTIONS = {
     "g_veval": "a judge server the user names (base_url=): no weights to download",
     "spice": "Java and Stanford CoreNLP's parser itself: a stand-in jar parses nothing (tests/metrics/spice covers its download)",
 }
-#: The download step's one change: the published digests of what is served become those of the stand-ins.
+#: The download step's one change: the digest each served file is checked against (the published one, where there
+#: is one) becomes the stand-in's.
 DOWNLOAD = """
 import dataclasses, importlib, json, sys, urllib.parse
 from capeval import cli
@@ -239,7 +240,13 @@ for metric in METRICS.values():
 raise SystemExit(cli.main(["download", *sys.argv[2:]]))
 """
 SCORE = """
-import json, sys, capeval
+import json, socket, sys
+
+def blocked(*args, **kwargs):
+    raise OSError("no network on this machine")
+
+socket.socket.connect = socket.socket.connect_ex = socket.create_connection = blocked  # no connection leaves the process
+import capeval
 from capeval.samples import sample_image
 values = {}
 for group in json.loads(sys.argv[1]):
