@@ -373,3 +373,21 @@ def test_expert_finds_its_adapter_where_capeval_download_put_it(cache, monkeypat
     (snapshot / "adapter_config.json").write_text("{}", encoding="utf-8")
     monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
     assert _downloaded("hjkim811/EXPERT-llava-13b-lora") == snapshot
+
+
+def test_the_doctor_names_a_missing_extra_with_everything_else_the_metric_lacks(cache, monkeypatch):
+    monkeypatch.setattr("capeval.registry.missing_packages", lambda extras: ["torch"] if "models" in extras else [])
+    row = next(row for row in doctor() if row.metric == "bert_tbr")
+    assert row.lacks == ("the models extra", "bert-base-uncased (weights, revision 86b5e0934494)")
+    assert row.fix == "pip install 'capeval[models]' && capeval download bert_tbr"
+
+
+def test_a_copy_installed_with_from_counts_as_here_and_only_the_rest_is_named(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CAPEVAL_OFFLINE", "1")
+    brought = tmp_path / "bert-base-cased"
+    brought.mkdir()
+    (brought / "config.json").write_text('{"model_type": "bert"}', encoding="utf-8")
+    assert cli.main(["download", "umic", "--from", str(brought)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [f"- installed {BERT_CASED} from {brought}", f"- {BERT_CASED}: here"]
+    assert len(lines) == 3 and lines[2].startswith("UMIC checkpoint: offline, not fetched: ")
