@@ -84,6 +84,14 @@ def install_sources(sources: list[str], missing: dict[str, tuple[Need, str]]) ->
         print(f"- installed {need.title} from {path}")
 
 
+def missing_keys(names: list[str]) -> set[str]:
+    """The keys of the needs of the metrics ``names`` that are not here (:func:`capeval.readiness.lacking`)."""
+    from .readiness import lacking
+    from .registry import METRICS
+
+    return {need.key for name in names for need in lacking(METRICS[name])[0]}
+
+
 def fetch(names: list[str], *, sources: tuple[str, ...] | list[str] = ()) -> list[str]:
     """Fetch what the metrics ``names`` need and is missing (after installing ``sources``); returns one line per item
     capeval could fetch but could not have here (offline, or the download failed). What capeval never fetches (a Java
@@ -91,13 +99,15 @@ def fetch(names: list[str], *, sources: tuple[str, ...] | list[str] = ()) -> lis
     from .settings import cache_dir, offline
 
     needs = needs_of(names)
-    missing = {key: item for key, item in needs.items() if not item[0].present()}
+    missing = missing_keys(names)
     if missing:
         check_cache_writable(cache_dir())
-    install_sources(list(sources), missing)
+    if sources:
+        install_sources(list(sources), {key: needs[key] for key in missing})
+        missing = missing_keys(names)
     problems = []
-    for need, metric in needs.values():
-        if need.present():
+    for key, (need, metric) in needs.items():
+        if key not in missing:
             print(f"- {need.title}: here")
         elif not need.fetchable:  # named, but no failure of the download: nothing capeval could have fetched
             print(f"- {need.title}: capeval cannot fetch it; {need.fix(metric)}")

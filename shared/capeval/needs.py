@@ -12,8 +12,8 @@ serves a machine without network once ``CAPEVAL_CACHE=DIR`` points at it:
 - ``nltk_data/``: NLTK's data (on NLTK's search path for capeval's own lookups, never NLTK's global folder);
 - ``spacy/``: spaCy pipelines, unpacked from their released wheels.
 
->>> HubModel("bert-base-uncased", "main").checksum, UrlFile("https://example.org/a/x.json", "sha256:ab").file_name
-('revision main', 'x.json')
+>>> HubModel("bert-base-uncased").checksum, UrlFile("https://example.org/a/x.json", "sha256:ab").file_name
+('revision 86b5e0934494bd15c9632b12f734a8a67f723594', 'x.json')
 """
 
 from __future__ import annotations
@@ -32,6 +32,25 @@ from .text.data_folders import nltk_data_dir, spacy_dir, spacy_folder, use_nltk_
 #: The nltk_data repository's commit whose package archives capeval installs, and where they are.
 NLTK_DATA_COMMIT = "550b6625bcef1f2abff2ff770a5a0d272c9c6b2a"
 NLTK_PACKAGES_URL = f"https://raw.githubusercontent.com/nltk/nltk_data/{NLTK_DATA_COMMIT}/packages"
+
+#: The Hub commit each checkpoint is fetched at. The Hub itself cannot be read from here, so a commit is pinned only
+#: where public code names it as that repository's snapshot (huggingface_hub's ``models--<id>/snapshots/<commit>``
+#: folder, or a ``revision=`` argument), found with a code search of public GitHub projects; the count says how many
+#: independent projects name it. A repository no public code names a commit of stays at ``main``.
+HUB_REVISIONS = {
+    "bert-base-uncased": "86b5e0934494bd15c9632b12f734a8a67f723594",  # revision= and a pinned download script: 2
+    "bert-base-cased": "cd5ef92a9fb2f889e972770a36d4ed042daf221e",  # snapshot folders: 3
+    "bert-base-multilingual-cased": "3f076fdb1ab68d5b2880cb87a0886f315b8146f8",  # snapshot folders: 3
+    "roberta-large": "722cf37b1afa9454edce342e7895e588b6ff1d59",  # snapshot folders: 8 (BERTScore setups among them)
+    "distilbert-base-uncased": "12040accade4e8a0f71eabdb258fecc2e7e948be",  # snapshot folders: 5
+    "t5-small": "df1b051c49625cf57a3d0d8d3863ed4d13564fe4",  # snapshot folders: 6
+    "openai/clip-vit-base-patch32": "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",  # snapshot folders and revision=: 8
+    "sentence-transformers/all-mpnet-base-v2": "e8c3b32edf5434bc2275fc9bab85f82640a19130",  # snapshot folders: 6
+    "princeton-nlp/sup-simcse-roberta-base": "4bf73c6b5df517f74188c5e9ec159b2208c89c08",  # snapshot folders: 3
+    "llava-hf/llava-1.5-13b-hf": "5dda2880bda009266dda7c4baff660b95ca64540",  # snapshot folders: 2
+    # At main: no public code names a commit of distilroberta-base, lizhuang144/flan-t5-base-VG-factual-sg,
+    # hjkim811/EXPERT-llava-13b-lora, mrm8488/t5-base-finetuned-question-generation-ap or ThomasNLG/t5-qa_squad2neg-en.
+}
 
 
 @dataclass(frozen=True)
@@ -87,15 +106,20 @@ class Need:
 
 @dataclass(frozen=True)
 class HubModel(Need):
-    """A HuggingFace checkpoint at a pinned revision, fetched by huggingface_hub into capeval's hub cache."""
+    """A HuggingFace checkpoint at a pinned revision (:data:`HUB_REVISIONS`, unless given), fetched by huggingface_hub
+    into capeval's hub cache."""
 
     label: str = ""
-    revision: str = "main"
+    revision: str = ""
     kind: str = field(default="weights", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.revision:
+            object.__setattr__(self, "revision", HUB_REVISIONS.get(self.label, "main"))
 
     @property
     def title(self) -> str:
-        return f"{self.label} ({self.kind})"
+        return f"{self.label} ({self.kind}, revision {self.revision[:12]})"
 
     @property
     def source(self) -> str:
@@ -207,10 +231,8 @@ class NltkPackage(UrlFile):
         return nltk_data_dir() / self.resource.split("/")[0]
 
     def present(self) -> bool:
-        try:
-            import nltk.data
-        except ImportError:  # no NLTK (its extra is missing, and named as such): no NLTK data can be read here
-            return False
+        import nltk.data  # without NLTK, readiness counts it absent and names the missing extra
+
         use_nltk_data()
         try:
             nltk.data.find(self.resource)
@@ -249,7 +271,10 @@ def _debian_wordnet() -> bool:
 
 
 #: NLTK's English POS tagger (NLTK 3.9's name), Punkt's tables and WordNet 3.0, with their archives' SHA-256 at
-#: :data:`NLTK_DATA_COMMIT`.
+#: :data:`NLTK_DATA_COMMIT`: the ``sha256_checksum`` NLTK's data index (``index.xml`` of nltk/nltk_data, which NLTK
+#: 3.9's downloader checks) gives each package, recorded alike by independent public projects that pin these archives.
+#: WordNet's archive is unchanged since 2015: the index's older MD5 ``checksum`` (b3f38606f626e54c6f060548546f71f0,
+#: 10,775,600 bytes; index.xml at nltk_data 5db857e) names the same file.
 NLTK_TAGGER = nltk_package("taggers", "averaged_perceptron_tagger_eng",
                            "6025f530624335c67d6547d44757b357b4e79bae030a0383e9887a92c1718f0b",
                            "taggers/averaged_perceptron_tagger_eng/")

@@ -42,15 +42,25 @@ def declared_needs(metric: MetricEntry) -> tuple[Need, ...]:
 
 
 def lacking(metric: MetricEntry) -> tuple[tuple[Need, ...], tuple[str, ...]]:
-    """What ``metric`` lacks here: its needs that are not present, and its extras that are not installed."""
-    module, _, name = metric.scorer.partition(":")
-    extras = declared_extras(module, name)
+    """What ``metric`` lacks here: its needs that are not present, and its extras that are not installed (as
+    :meth:`~capeval.registry.MetricEntry.scorer_class` finds them: the one check of extras).
+
+    A need whose check imports an optional package that is not installed (NLTK for NLTK's data, pycocoevalcap for
+    METEOR's table) is absent, and the metric lacks its extras too: this one guard, not one in each check."""
     try:
         metric.scorer_class()
         missing_extras: tuple[str, ...] = ()
     except MissingExtraError as error:
-        missing_extras = error.extras or extras
-    return tuple(need for need in declared_needs(metric) if not need.present()), missing_extras
+        missing_extras = error.extras
+    needs = []
+    for need in declared_needs(metric):
+        try:
+            if need.present():
+                continue
+        except ImportError:
+            missing_extras = missing_extras or declared_extras(*metric.scorer.split(":", 1))
+        needs.append(need)
+    return tuple(needs), missing_extras
 
 
 def fix_command(metric: str, needs: Iterable[Need], extras: Iterable[str]) -> str:

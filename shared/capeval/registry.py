@@ -560,7 +560,7 @@ _LEFT_OUT_SHOWN: dict = {}
 def left_out(metric: MetricEntry) -> bool:
     """Whether ``metric`` is broken, so that the sets of metrics (``"offline"``, ``"all"``) leave it out and still
     run the others: its module does not import, or its scorer leaves ``score`` or ``options`` abstract. One line (a
-    :class:`LeftOutWarning`) says which and why. A missing extra is no fault (:func:`missing_extras` lists it).
+    :class:`LeftOutWarning`) says which and why. A missing extra is no fault (:func:`capeval.readiness.lacking` names it).
 
     >>> left_out(METRICS["bleu"])
     False
@@ -590,7 +590,7 @@ def left_out(metric: MetricEntry) -> bool:
 
 def offline_runs() -> list:
     """Every offline configuration of every metric (:class:`~capeval.declaration.OfflineRun`) that can run with the
-    extras installed here (:func:`missing_extras` names the others), in registry order; a broken metric is left out
+    extras installed here (:func:`capeval.readiness.lacking` names what the others lack), in registry order; a broken metric is left out
     with one line saying why (:func:`left_out`)."""
     runs = []
     for metric in METRICS.values():
@@ -601,20 +601,3 @@ def offline_runs() -> list:
         except MissingExtraError:
             continue
     return runs
-
-
-def missing_extras() -> dict[str, tuple[str, ...]]:
-    """The metrics that cannot run here for want of one of capeval's extras, and those extras.
-
-    >>> missing_extras().get("bleu") is None  # the text metrics need none
-    True
-    """
-    missing = {}
-    for name, metric in METRICS.items():
-        try:
-            metric.scorer_class()
-        except MissingExtraError as error:
-            missing[name] = error.extras
-        except Exception:  # noqa: BLE001 - a broken metric lacks no extra: offline_runs() says what is wrong with it
-            continue
-    return missing

@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 
+import capeval.cli
 import capeval.registry
 from capeval.evaluation import metric_runs
 from capeval.registry import LeftOutWarning, MetricEntry, left_out
@@ -51,12 +52,12 @@ def test_the_default_set_leaves_each_broken_metric_out_in_one_line(modules, monk
     assert [str(warning.message) for warning in shown if warning.category is LeftOutWarning] == LINES
     assert {"BLEU-4", "ROUGE-L", "CIDEr-D"} <= {run.label for run in runs}
     assert not {run.scorer.metric for run in runs} & set(BROKEN)
-    assert capeval.registry.missing_extras().keys().isdisjoint(BROKEN)
+    assert {row.metric for row in capeval.doctor()}.isdisjoint(BROKEN)
     assert left_out(capeval.registry.METRICS["bleu"]) is False
 
 
 def test_a_missing_extra_is_no_broken_metric(monkeypatch):
-    """A metric whose extra is missing is listed by missing_extras(), not warned about."""
+    """A metric whose extra is missing is no broken metric (readiness names the extra), and is not warned about."""
     monkeypatch.setattr(MetricEntry, "scorer_class", lambda self: (_ for _ in ()).throw(
         capeval.registry.MissingExtraError(self.name, ("models",), "torch")))
     with warnings.catch_warnings():
@@ -92,3 +93,41 @@ def test_capeval_score_scores_the_others_and_says_which_it_left_out(modules):
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [f"capeval:0: LeftOutWarning: {line}" for line in LINES]
     assert "- BLEU-4: 0.1236 corpus, 0.0752 per-caption mean" in done.stdout and "- ROUGE-L: 0.3551 corpus = per-caption mean" in done.stdout
+
+
+@pytest.fixture
+def registered(modules, monkeypatch):
+    """The broken metrics registered as a plugin's would be (in the registry every module reads), and each line shown
+    afresh."""
+    entries, _ = capeval.registry.METRICS._discovered
+    for name, scorer in BROKEN.items():
+        monkeypatch.setitem(entries, name, MetricEntry(name, scorer))
+    monkeypatch.setattr(capeval.registry, "_LEFT_OUT_SHOWN", {})
+
+
+def left_out_lines(call) -> list[str]:
+    """The LeftOutWarning lines that ``call()`` shows, as Python shows them (each place once)."""
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default")
+        call()
+    return [str(warning.message) for warning in shown if warning.category is LeftOutWarning]
+
+
+def test_capeval_score_lists_what_its_default_set_leaves_out_after_one_line_per_broken_metric(registered, capsys):
+    assert left_out_lines(lambda: capeval.cli.main(["score", "--offline", "bleu"])) == LINES
+    out = capsys.readouterr().out
+    assert "Not run here: " in out and not any(name in out for name in BROKEN)
+
+
+def test_evaluate_default_set_shows_one_line_per_broken_metric_and_scores_the_others(registered):
+    results = []
+    assert left_out_lines(lambda: results.append(capeval.evaluate(["a dog runs"], [["a dog running"]]))) == LINES
+    assert results[0].corpus["bleu_4"] > 0 and not set(results[0].corpus) & set(BROKEN)
+
+
+def test_the_suite_space_shows_one_line_per_broken_metric_and_lists_the_others(registered):
+    from capeval.integrations.gradio_app import suite_missing
+
+    missing = {}
+    assert left_out_lines(lambda: missing.update(suite_missing())) == LINES
+    assert "umic" in missing and not set(missing) & set(BROKEN)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import torch
 from PIL import Image
 
-from ..models import ModelUnavailableError, cached, load_pretrained, local_config
+from ..models import ModelUnavailableError, cached, hub_snapshot, load_pretrained, local_config
 from ..settings import offline
 
 #: OpenAI CLIP's normalisation mean (LLaVA-1.5's image processor), whose ``int(255·x)`` is the ``pad`` colour.
@@ -214,9 +214,12 @@ def _state_file(folder: Path, stem: str) -> dict[str, torch.Tensor] | None:
 
 
 def _downloaded(repo_id: str) -> Path:
-    """A hub repository's files in the HuggingFace cache (downloaded unless offline)."""
+    """A hub repository's files: what ``capeval download`` put in capeval's cache (:func:`~capeval.models.hub_snapshot`),
+    else HuggingFace's cache (downloaded unless offline)."""
     from huggingface_hub import snapshot_download
 
+    if (snapshot := hub_snapshot(repo_id)) is not None:
+        return snapshot
     try:
         return Path(snapshot_download(repo_id, local_files_only=offline()))
     except Exception as error:  # huggingface_hub's errors for a missing or unreachable repository

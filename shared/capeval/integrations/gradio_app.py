@@ -243,9 +243,10 @@ def suite_missing() -> dict[str, str]:
     """What the suite cannot run here, each with what it lacks: an offline configuration that cannot run (what scoring
     one sample caption says is missing, e.g. Java for SPICE; a configuration whose options need a model that is not
     installed says so with its note), and every metric with no offline configuration that runs, with all it lacks and
-    the command that provides it (:func:`capeval.readiness.readiness`, the check ``capeval doctor`` makes)."""
+    the command that provides it (:func:`capeval.readiness.readiness`, the check ``capeval doctor`` makes); a broken
+    metric is left out with its one line (:func:`~capeval.registry.left_out`)."""
     from ..readiness import readiness
-    from ..registry import METRICS
+    from ..registry import METRICS, left_out
 
     missing = {}
     runs = offline_runs()
@@ -258,7 +259,7 @@ def suite_missing() -> dict[str, str]:
             missing[run.label] = missing_here(space_scorer(run.metric, run.options)) or "not available here"
     with_runs = {run.metric for run in runs}
     for name, metric in METRICS.items():
-        if name not in with_runs and (row := readiness(metric)).lacks:
+        if name not in with_runs and not left_out(metric) and (row := readiness(metric)).lacks:
             missing[name] = f"lacks {', '.join(row.lacks)}: `{row.fix}`"
     return missing
 

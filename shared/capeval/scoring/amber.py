@@ -62,7 +62,9 @@ COUNTERS = ("chair_score", "chair_num", "safe_cover_score", "safe_cover_num", "h
 INITIAL_COUNTS = {name: 0.001 if name.endswith("_num") else 0 for name in COUNTERS}
 COLUMNS = ("amber_chair", "amber_cover", "amber_hal", "amber_cog")
 #: The spaCy pipeline AMBER's similarity uses (``python -m spacy download en_core_web_lg``), its released wheel
-#: (what spaCy's own download installs) and that wheel's SHA-256.
+#: (what spaCy's own download installs) and that wheel's SHA-256. explosion/spacy-models publishes no checksum beside
+#: its release assets (these predate GitHub's asset digests): this is the digest that public projects pinning the
+#: same release URL record, several independently (pip's ``#sha256=`` in requirements files, hash-checked scripts).
 DEFAULT_SPACY_MODEL = "en_core_web_lg"
 SPACY_WHEEL = ("https://github.com/explosion/spacy-models/releases/download/en_core_web_lg-3.8.0/"
                "en_core_web_lg-3.8.0-py3-none-any.whl")

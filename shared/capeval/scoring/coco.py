@@ -235,12 +235,10 @@ class MeteorTable(Need):
 
     def present(self) -> bool:
         # The build's own check: a table of an older format or a damaged one is not there.
+        # Without pycocoevalcap (no jar), readiness counts it absent and names the missing meteor extra.
         from .meteor import paraphrase_table_folder, table_problem
 
-        try:
-            return table_problem(paraphrase_table_folder()) is None
-        except ImportError:  # no pycocoevalcap (the meteor extra, named as missing): no jar to build the table from
-            return False
+        return table_problem(paraphrase_table_folder()) is None
 
     def fetch(self) -> None:
         # The one call of METEOR's build: its module owns how the table is built and where it is kept.
