@@ -28,6 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from timing import synchronize  # the GPU-aware timer's wait for queued CUDA work
+
 #: The result file's format; a reader refuses another one.
 FORMAT = "capeval-speed/1"
 SPEED = Path(__file__).resolve().parent
@@ -106,13 +108,6 @@ def cpu_seconds() -> float:
     """CPU seconds of this process and its finished children (the JVM of a Java tokenizer)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def synchronize() -> None:
-    """Wait for queued CUDA work where torch is imported and sees a GPU (a GPU call is timed to its end)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.synchronize()
 
 
 def memory_mib(pid: int = 0) -> tuple[float, float] | None:
