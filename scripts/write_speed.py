@@ -111,6 +111,8 @@ def generate(repo: Path, texts: dict[Path, str] | None = None) -> tuple[dict[Pat
     """The new text of every document holding a speed section (``texts``: documents already rewritten by another
     writer, read from there instead of the disk), and a line for each problem."""
     texts = texts or {}
+    if not (repo / "speed" / "results").is_dir():  # a partial copy of a checkout: nothing to write the figures from
+        return {}, []
     try:
         results = stored_results(repo)
     except (OSError, ValueError, KeyError) as error:

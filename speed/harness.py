@@ -50,7 +50,8 @@ class Side:
     calls: tuple[str, ...] = ("cold process", "warm")
     #: Runs of each call in the process (after the first label's single run): the least CPU (and wall) time counts.
     repeats: int = 1
-    #: Modules that must import, or ``"java"`` for a Java runtime on PATH; without them the side is skipped, with why.
+    #: Modules that must import, ``"java"`` for a Java runtime on PATH, ``"env:NAME"`` for a variable naming a file;
+    #: without them the side is skipped, with why.
     requires: tuple[str, ...] = ()
     #: Set in the side's processes (e.g. ``CAPEVAL_ENCODING_CACHE_MB=0``).
     env: tuple[tuple[str, str], ...] = ()

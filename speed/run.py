@@ -40,6 +40,10 @@ def missing(requires: tuple[str, ...]) -> str | None:
     import importlib
 
     for name in requires:
+        if name.startswith("env:"):
+            if not os.environ.get(name[4:]):
+                return f"{name[4:]} is not set (it names a file the repository does not hold)"
+            continue
         if name == "java":
             if shutil.which("java") is None:
                 return "no Java runtime on PATH"
