@@ -64,6 +64,9 @@ def benchmark_markdown(name: str, benchmark: dict, result: dict, source: str | N
             peak = run.get("peak_rss_mib")
             lines.append(f"| {label} | {mode} | {seconds(run.get('cpu_s'))} | {seconds(run.get('wall_s'))} | "
                          f"{rate(about.get('items'), run.get('wall_s'))} | {'—' if peak is None else f'{peak:,.0f}'} |")
+    for side in benchmark["sides"].values():
+        for figures in side.get("figures", {}).values():
+            lines += ["", figures_markdown(side.get("label", ""), figures)]
     comparisons = benchmark.get("comparisons", [])
     if comparisons:
         lines += ["", "| comparison | mode | CPU-time ratio | wall-time ratio | largest output difference |", "|---|---|---|---|---|"]
@@ -80,4 +83,14 @@ def benchmark_markdown(name: str, benchmark: dict, result: dict, source: str | N
             lines.append(f"| {ours} vs {peer} | {mode} | {times(row['cpu_ratio'])} | {times(row['wall_ratio'])} | {difference} |")
     if notes:
         lines += ["", "; ".join(notes) + "."]
+    return "\n".join(lines)
+
+
+def figures_markdown(label: str, figures: dict) -> str:
+    """A side's own figures (a GPU goal's rows: each variant's rate, MFU, ...), one row per variant, scalars only."""
+    rows = figures.get("rows", [])
+    columns = list(dict.fromkeys(key for row in rows for key, value in row.items() if not isinstance(value, (dict, list))))
+    lines = [f"{label}, goal: {figures.get('goal', '—')}", "", "| " + " | ".join(columns) + " |",
+             "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join("—" if row.get(key) is None else str(row[key]) for key in columns) + " |" for row in rows]
     return "\n".join(lines)

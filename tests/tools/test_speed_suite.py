@@ -99,3 +99,17 @@ def test_the_quick_set_holds_its_stored_ratios(tmp_path):
         assert all(run["cpu_s"] > 0 and run["wall_s"] > 0 and run["peak_rss_mib"] > 0 for run in runs.values())
     cold, warm = [row for row in coco["comparisons"] if row["peer"] == "pycocoevalcap"]
     assert cold["cpu_ratio"] > 1 and cold["equal"] and cold["max_abs_diff"] <= 1e-12 and warm["ours_mode"] == "warm"
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_a_gpu_declaration_runs_on_the_cpu_when_asked(tmp_path):
+    """`--device cpu --quick` checks a GPU benchmark's declaration with tiny models (a check, not a figure)."""
+    output = tmp_path / "gpu.json"
+    run = subprocess.run([*RUN, "karpathy_bf16", "--device", "cpu", "--quick", "--output", str(output)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    benchmark = harness.read_result(output)["benchmarks"]["karpathy_bf16"]
+    assert benchmark["device"] == "cpu" and set(benchmark["sides"]) == {"umic", "vilbertscore"}
+    for side in benchmark["sides"].values():
+        assert set(side["runs"]) == {"cold process", "warm"} and side["runs"]["warm"]["wall_s"] > 0
