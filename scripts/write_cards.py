@@ -7,7 +7,8 @@
   ``needs_images``, ``extras``, ``default_models``, ``faithful_to``, ``inputs_note``): the README's first line and
   metrics table, the first line of ``docs/index.md``, the table of ``docs/metrics/index.md`` and the scorer modules
   of ``docs/api/scorers.md`` (each between ``<!-- NAME: ... -->`` and ``<!-- /NAME -->``), and ``setup.cfg``'s
-  ``description`` and the comment naming the metrics of its ``models`` extra.
+  ``description`` and the comment naming the metrics of its ``models`` extra;
+- every speed figure, from the speed suite's stored results (``scripts/write_speed.py``, which it runs).
 
 ``python scripts/write_cards.py`` rewrites what is stale and names each file it rewrote; ``--check`` names the stale
 files and writes nothing. A file it cannot process (a card without markers, a metric whose scorer cannot be
@@ -25,6 +26,8 @@ from capeval.registry import METRICS
 from capeval.reports.cards import update_card
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+import write_speed  # noqa: E402  (this folder)
 #: The marked sections each file holds (``inline``: inside a sentence, not a block of its own).
 SECTIONS = {"README.md": (("metric-titles", True), ("metrics-table", False)),
             "docs/index.md": (("metric-titles", True),),
@@ -152,7 +155,9 @@ def generate(repo: Path) -> tuple[dict[Path, str], list[str]]:
         if not found:
             problems.append(f"setup.cfg: no line matching {line.pattern!r} for the {section}")
     files[repo / "setup.cfg"] = setup
-    return files, problems
+    speed_files, speed_problems = write_speed.generate(repo, files)
+    files.update(speed_files)
+    return files, problems + speed_problems
 
 
 def main(argv: list[str] | None = None) -> int:

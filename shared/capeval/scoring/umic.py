@@ -42,7 +42,7 @@ DEFAULT_TOKENIZER = "bert-base-cased"
 #: UNITER's box selection: boxes with conf above 0.2, at least 10 and at most 100.
 CONF_THRESHOLD, MIN_BOXES, MAX_BOXES = 0.2, 10, 100
 #: Captions per forward pass: the released scorer's 128 on GPU; on CPU large batches are slower
-#: (attention matrices fall out of cache), and 16 was fastest in speed/bench_umic.py.
+#: (attention matrices fall out of cache), and 16 was fastest (measured with random UNITER-base weights).
 #: Results do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 128, 16
 

@@ -63,7 +63,7 @@ RETRIEVAL_COCO_TASK = 7
 MODES = ("code", "clean")
 #: (caption, image) pairs per forward pass: 256 on GPU, where a batch of an image's pairs copies and embeds that image's
 #: regions once, so that larger batches cost no more host work per pair; 16 on CPU, where throughput hardly depends on
-#: it (speed/bench_vilbertscore.py). Scores do not depend on it beyond ~1e-7.
+#: it (measured with a random ViLBERT at the real sizes). Scores do not depend on it beyond ~1e-7.
 GPU_BATCH_SIZE, CPU_BATCH_SIZE = 256, 16
 #: Fixed-shape batches (``cuda_graphs``, ``torch_compile``) pad the text to a multiple of this many positions, so that the
 #: 37-position window of code mode takes five shapes.

@@ -1,0 +1,115 @@
+"""The speed suite (speed/run.py): every benchmark declared once, listed, run in fresh processes with a machine record;
+the quick regression set holds the CPU-time ratios stored in speed/results/quick.json (each at least half of it)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fixtures import NEEDS_JAVA, REPO
+
+sys.path.insert(0, str(REPO / "speed"))
+import harness  # noqa: E402
+from benchmarks import BENCHMARKS  # noqa: E402
+
+RUN = [sys.executable, str(REPO / "speed" / "run.py")]
+QUICK = REPO / "speed" / "results" / "quick.json"
+
+
+def test_every_benchmark_is_declared_once_with_a_capeval_side():
+    assert len(BENCHMARKS) >= 7
+    for name, benchmark in BENCHMARKS.items():
+        roles = [side.role for side in benchmark.sides]
+        assert "capeval" in roles, name
+        names = [side.name for side in benchmark.sides]
+        assert len(set(names)) == len(names), name
+        for spec in benchmark.compare:
+            assert {spec.ours, spec.peer} <= set(names), name
+        assert benchmark.device in ("cpu", "cuda"), name
+
+
+def test_list_names_every_benchmark():
+    listed = subprocess.run([*RUN, "--list"], capture_output=True, text=True, check=True).stdout
+    assert [line.split()[0] for line in listed.splitlines()] == list(BENCHMARKS)
+
+
+def test_the_stored_quick_results_cover_the_quick_set():
+    stored = harness.read_result(QUICK)
+    assert stored["quick"] is True and stored["machine"]["cpu"] and stored["machine"]["cores"]
+    quick = [name for name, benchmark in BENCHMARKS.items() if benchmark.quick]
+    assert quick and set(quick) <= set(stored["benchmarks"])
+    for name in quick:
+        assert stored["benchmarks"][name]["comparisons"], name
+
+
+def test_a_ratio_under_half_its_stored_value_is_a_regression():
+    row = {"ours": "capeval", "peer": "peer", "ours_mode": "warm", "peer_mode": "warm", "check": True}
+    stored = {"benchmarks": {"b": {"comparisons": [{**row, "cpu_ratio": 8.0}]}}}
+    held = {"benchmarks": {"b": {"comparisons": [{**row, "cpu_ratio": 4.1, "equal": True}]}}}
+    fell = {"benchmarks": {"b": {"comparisons": [{**row, "cpu_ratio": 3.9, "equal": True}]}}}
+    differs = {"benchmarks": {"b": {"comparisons": [{**row, "cpu_ratio": 9.0, "equal": False, "max_abs_diff": 0.1}]}}}
+    assert harness.regressions(held, stored) == []
+    assert harness.regressions(fell, stored) == ["b: capeval vs peer, warm: CPU-time ratio 3.90x, under half the stored 8.00x"]
+    assert "differ" in harness.regressions(differs, stored)[0]
+
+
+def test_outputs_are_compared_value_by_value():
+    assert harness.largest_difference({"a": [1.0, 2.0], "b": 3}, {"a": [1.0, 2.5]}) == 0.5
+    assert harness.largest_difference({"t": ["a", "b"]}, {"t": ["a", "c"]}) == float("inf")
+    assert harness.largest_difference({"a": [1.0]}, {"a": [1.0, 2.0]}) == float("inf")
+
+
+def test_a_gpu_benchmark_is_skipped_without_a_gpu_and_says_so(tmp_path):
+    gpu = [name for name, benchmark in BENCHMARKS.items() if benchmark.device == "cuda"]
+    if not gpu:
+        pytest.skip("no benchmark is declared for CUDA")
+    pytest.importorskip("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the benchmark would run")
+    output = tmp_path / "gpu.json"
+    subprocess.run([*RUN, gpu[0], "--output", str(output)], capture_output=True, text=True, check=True)
+    result = json.loads(output.read_text())
+    assert "CUDA GPU" in result["benchmarks"][gpu[0]]["skipped"]
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
+def test_the_quick_set_holds_its_stored_ratios(tmp_path):
+    """The regression check: small data, CPU-time ratios against the peers, none below half its stored value, the
+    outputs equal (under a minute on 2 shared cores)."""
+    output = tmp_path / "quick.json"
+    run = subprocess.run([*RUN, "--quick-set", "--quick", "--check", str(QUICK), "--output", str(output)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = harness.read_result(output)
+    assert result["machine"]["cpu"] and result["load_before"] and result["load_after"]
+    assert {"cpu", "cores", "usable_cores", "memory_gib"} <= set(result["machine"])
+    for name, benchmark in result["benchmarks"].items():
+        assert benchmark["comparisons"] and all(row["cpu_ratio"] > 0 for row in benchmark["comparisons"]), name
+        assert all(row.get("equal", True) for row in benchmark["comparisons"]), name
+    # `python speed/run.py coco --quick`: capeval's and pycocoevalcap's CPU, wall and peak RSS per mode, the ratio, the
+    # outputs' largest difference.
+    coco = result["benchmarks"]["coco"]
+    for side in ("capeval", "pycocoevalcap"):
+        runs = coco["sides"][side]["runs"]
+        assert set(runs) == {"cold process", "warm"}
+        assert all(run["cpu_s"] > 0 and run["wall_s"] > 0 and run["peak_rss_mib"] > 0 for run in runs.values())
+    cold, warm = [row for row in coco["comparisons"] if row["peer"] == "pycocoevalcap"]
+    assert cold["cpu_ratio"] > 1 and cold["equal"] and cold["max_abs_diff"] <= 1e-12 and warm["ours_mode"] == "warm"
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_a_gpu_declaration_runs_on_the_cpu_when_asked(tmp_path):
+    """`--device cpu --quick` checks a GPU benchmark's declaration with tiny models (a check, not a figure)."""
+    output = tmp_path / "gpu.json"
+    run = subprocess.run([*RUN, "karpathy_bf16", "--device", "cpu", "--quick", "--output", str(output)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    benchmark = harness.read_result(output)["benchmarks"]["karpathy_bf16"]
+    assert benchmark["device"] == "cpu" and set(benchmark["sides"]) == {"umic", "vilbertscore"}
+    for side in benchmark["sides"].values():
+        assert set(side["runs"]) == {"cold process", "warm"} and side["runs"]["warm"]["wall_s"] > 0
