@@ -96,6 +96,8 @@ class Benchmark:
     whole_process: bool = False
     #: In the ``--quick`` regression set run by the test suite.
     quick: bool = False
+    #: What every side needs (as ``Side.requires``): without it the benchmark is recorded as skipped, with why.
+    requires: tuple[str, ...] = ()
     #: What the docs say of it beyond the tables (one sentence), e.g. which stand-ins it uses.
     note: str = ""
     #: The family (module) declaring it, for ``--list``.

@@ -14,8 +14,9 @@ peak RSS are kept beside it; the outputs are compared in the same run. The resul
 model, cores, memory, the GPU's name and driver where one is used), the load average before and after each benchmark,
 the date and this checkout's commit. ``--quick`` runs small data, the cold process and warm modes only.
 A benchmark declared for CUDA runs where a GPU is; elsewhere it is recorded as skipped, with why (``--device cpu``
-runs it on the CPU, a check of the declaration, not a figure). docs/speed.md and the cards' speed tables are written
-from the stored result files in speed/results/ by scripts/write_speed.py.
+runs it on the CPU, a check of the declaration, not a figure); so is one whose ``requires`` (e.g. lmms-eval) does not
+import. docs/speed.md and the cards' speed tables are written from the stored result files in speed/results/ by
+scripts/write_speed.py.
 """
 
 from __future__ import annotations
@@ -119,6 +120,11 @@ def run_benchmark(benchmark: harness.Benchmark, quick: bool, device: str | None)
     if benchmark.device == "cuda" and device != "cpu" and not cuda_here():
         result["skipped"] = "needs a CUDA GPU, and there is none here (it runs where one is; --device cpu checks it on the CPU)"
         return result
+    reason = missing(benchmark.requires)
+    if reason:
+        result["skipped"] = reason
+        print(f"{benchmark.name}: skipped: {reason}", file=sys.stderr)
+        return result
     device = device or benchmark.device
     affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     if affinity and benchmark.cores:
@@ -145,8 +151,8 @@ def run_benchmark(benchmark: harness.Benchmark, quick: bool, device: str | None)
                                     "failed": str(error).strip().splitlines()[-1][:300]}
                 print(f"{benchmark.name}: {side.name} failed: {error}", file=sys.stderr)
         result["comparisons"] = harness.compare(benchmark, sides)
-        result["versions"] = harness.versions(tuple(module for side in benchmark.sides for module in side.requires
-                                                    if module != "java"))
+        result["versions"] = harness.versions(tuple(module for side in benchmark.sides for module in
+                                                    benchmark.requires + side.requires if module != "java"))
         for record in sides.values():
             record.pop("outputs", None)
         result["sides"] = sides

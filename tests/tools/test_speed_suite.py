@@ -2,6 +2,7 @@
 the quick regression set holds the CPU-time ratios stored in speed/results/quick.json (each at least half of it)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -73,6 +74,33 @@ def test_a_gpu_benchmark_is_skipped_without_a_gpu_and_says_so(tmp_path):
     subprocess.run([*RUN, gpu[0], "--output", str(output)], capture_output=True, text=True, check=True)
     result = json.loads(output.read_text())
     assert "CUDA GPU" in result["benchmarks"][gpu[0]]["skipped"]
+
+
+def test_a_benchmark_whose_requirement_does_not_import_is_skipped_and_says_why(tmp_path):
+    """`lmms_coco` needs lmms-eval: where it does not import, the result records the benchmark as skipped, with why."""
+    (tmp_path / "lmms_eval").mkdir()
+    (tmp_path / "lmms_eval" / "__init__.py").write_text("raise ImportError('not installed here')\n")
+    output = tmp_path / "lmms.json"
+    subprocess.run([*RUN, "lmms_coco", "--quick", "--output", str(output)], capture_output=True, text=True, check=True,
+                   env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    result = harness.read_result(output)["benchmarks"]["lmms_coco"]
+    assert result["skipped"] == "lmms_eval does not import here (ImportError: not installed here)"
+    assert "sides" not in result
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
+def test_lmms_evals_seven_aggregations_equal_capevals_in_the_run(tmp_path):
+    """`python speed/run.py lmms_coco --quick`: lmms-eval's seven COCO aggregations, run unchanged with their JVMs,
+    give capeval_coco2017_cap_val's seven values, cold and warm, and take more CPU (JVMs counted)."""
+    pytest.importorskip("lmms_eval")
+    output = tmp_path / "lmms.json"
+    run = subprocess.run([*RUN, "lmms_coco", "--quick", "--output", str(output)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = harness.read_result(output)["benchmarks"]["lmms_coco"]
+    assert result["data"]["items"] == 200 and result["versions"]["lmms_eval"]
+    assert [(row["ours_mode"], row["equal"]) for row in result["comparisons"]] == [("cold process", True), ("warm", True)]
+    assert all(row["max_abs_diff"] <= 1e-12 and row["cpu_ratio"] > 1 for row in result["comparisons"])
 
 
 @pytest.mark.slow
