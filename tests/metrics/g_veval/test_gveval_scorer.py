@@ -129,10 +129,12 @@ def test_the_warning_names_the_first_ten_unread_captions_cut_to_sixty_characters
     assert scores.corpus["g_veval"] == scores["g_veval"][0] and all(math.isnan(value) for value in scores["g_veval"][1:])
 
 
-def test_an_answer_without_message_text_has_an_empty_reason(judge_server):
+@pytest.mark.parametrize("message", ["absent", None])
+def test_an_answer_without_message_text_has_an_empty_reason(judge_server, message):
     complete = judge_server.complete
     judge_server.complete = lambda body: {**complete(body), "choices": [
-        {key: value for key, value in complete(body)["choices"][0].items() if key != "message"}]}
+        {**{key: value for key, value in complete(body)["choices"][0].items() if key != "message"},
+         **({} if message == "absent" else {"message": message})}]}
     scores, _ = score(judge_server)
     assert scores.details["reason"] == ["", ""] and all(0 <= value <= 100 for value in scores["g_veval"])
 
