@@ -11,6 +11,7 @@ import pytest
 import capeval
 from capeval.cli import main
 from capeval.judges import ChatServer, JudgeServerError, ResponseCache
+from capeval.judges.cache import request_key
 from capeval.scoring.clair import ClairScorer
 from fixtures.judge_server import JudgeServer
 
@@ -202,3 +203,38 @@ def test_concurrency_bounds_requests_in_flight(judge_server):
     predictions = [f"caption {i}" for i in range(8)]
     clair(judge_server, concurrency=2).score(predictions, [["a reference"]] * 8)
     assert peak[0] == 2
+
+
+def test_a_request_s_key_and_file_do_not_change_between_versions(tmp_path):
+    # Kept answers are found again only while the key is the same: SHA-256 of the sorted JSON, non-ASCII kept as is.
+    body = {"model": "judge", "messages": [{"role": "user", "content": "un café"}], "temperature": 0.0}
+    key = request_key("openai-compatible", "judge", "r1", body, attempt=1, base_url="http://127.0.0.1:8000/v1")
+    assert key == "28ac39acd89b6c65894ac32898200bc0baf67f6588aadc2991e1be5654710bd3"
+    assert request_key("openai-compatible", "judge", "r1", dict(reversed(body.items())), attempt=1,
+                       base_url="http://127.0.0.1:8000/v1") == key
+    others = [request_key("openai-compatible", "judge", "r1", body, attempt=0, base_url="http://127.0.0.1:8000/v1"),
+              request_key("openai-compatible", "judge", "r1", body, attempt=1, base_url="http://127.0.0.1:8001/v1"),
+              request_key("openai-compatible", "judge", "r2", body, attempt=1, base_url="http://127.0.0.1:8000/v1"),
+              request_key("openai-compatible", "other", "r1", body, attempt=1, base_url="http://127.0.0.1:8000/v1")]
+    assert len({key, *others}) == 5
+    assert request_key("openai-compatible", "judge", "r1", body) == request_key("openai-compatible", "judge", "r1", body,
+                                                                                  attempt=0, base_url="")
+    cache = ResponseCache(tmp_path)
+    assert cache.path(key) == tmp_path / "28" / f"{key}.json"
+    cache.put(key, {"choices": [{"message": {"content": "un café"}}]})
+    assert json.loads(cache.path(key).read_text(encoding="utf-8")) == {"key": key, "answer": {"choices": [{"message": {"content": "un café"}}]}}
+    assert "un café" in cache.path(key).read_text(encoding="utf-8")
+
+
+def test_a_damaged_entry_is_named_with_its_error_where_it_was_read(tmp_path):
+    cache = ResponseCache(tmp_path)
+    cache.path("ab" * 32).parent.mkdir(parents=True)
+    cache.path("ab" * 32).write_text('{"key": "ab')
+    cache.path("cd" * 32).parent.mkdir(parents=True)
+    cache.path("cd" * 32).write_text('{"key": "other", "answer": {}}')
+    with pytest.warns(UserWarning) as record:
+        assert cache.get("ab" * 32) is None and cache.get("cd" * 32) is None
+    assert [str(warning.message) for warning in record] == [
+        f"judge cache entry {cache.path('ab' * 32)} is damaged (JSONDecodeError); asking the judge again",
+        f"judge cache entry {cache.path('cd' * 32)} is not the answer of its key; asking the judge again"]
+    assert [warning.filename for warning in record] == [__file__] * 2  # the line that read the cache

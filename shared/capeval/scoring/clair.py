@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from ..declaration import Opt
 from ..judges.options import MaxTokens
-from .judge import JudgeScorer, server_options
+from .judge import JudgeScorer, answer_text, server_options
 from .protocol import Scores
 
 #: DavidMChan/clair, the commit the prompt and the parse follow.
@@ -167,9 +167,3 @@ class ClairScorer(JudgeScorer):
             "reason": reasons, "unparsed": unparsed,
             "prompt_tokens": [sum(int(u.get("prompt_tokens", 0) or 0) for u in row) for row in tokens],
             "completion_tokens": [sum(int(u.get("completion_tokens", 0) or 0) for u in row) for row in tokens]})
-
-
-def answer_text(answer: dict) -> str:
-    """The text of a chat completion's first choice (``""`` when it has none)."""
-    choices = answer.get("choices") or [{}]
-    return (choices[0].get("message") or {}).get("content") or ""

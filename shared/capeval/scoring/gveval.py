@@ -21,7 +21,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 from ..declaration import Opt
 from ..judges.options import MaxTokens
-from .judge import JudgeScorer, server_options
+from .judge import JudgeScorer, answer_text, server_options
 from ..judges.server import JudgeServerError
 from .protocol import Scores
 
@@ -223,6 +223,6 @@ class GvevalScorer(JudgeScorer):
         defined = [value for value in values if not math.isnan(value)]
         usage = [answer.get("usage", {}) for answer in answers]
         return Scores({"g_veval": values}, corpus={"g_veval": sum(defined) / len(defined)}, details={
-            "reason": [(answer.get("choices") or [{}])[0].get("message", {}).get("content") or "" for answer in answers],
+            "reason": [answer_text(answer) for answer in answers],
             "prompt_tokens": [int(u.get("prompt_tokens", 0) or 0) for u in usage],
             "completion_tokens": [int(u.get("completion_tokens", 0) or 0) for u in usage]})

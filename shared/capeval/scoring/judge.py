@@ -139,3 +139,9 @@ def server_options(init: Callable) -> Callable:
     init.__annotations__ = {**typing.get_type_hints(init, include_extras=True),
                             **{name: hints[name] for name in SERVER_OPTIONS}}
     return init
+
+
+def answer_text(answer: dict) -> str:
+    """The text of a chat completion's first choice (``""`` when it has none, or its message or content is null)."""
+    choices = answer.get("choices") or [{}]
+    return (choices[0].get("message") or {}).get("content") or ""

@@ -52,3 +52,9 @@ def test_a_score_split_into_digit_tokens_is_found():
     assert score_split([{"token": "$"}, {"token": "8"}]) is None and score_split([{"token": "8"}, {"token": "5"}]) is None
     assert score_split([{"token": "$"}, {"token": "a"}, {"token": "5"}]) is None
     assert score_split([{"token": "$"}, {"token": "8"}, {"token": "b"}]) is None
+
+
+def test_an_sdk_entry_without_top_logprobs_scores_none():
+    from types import SimpleNamespace
+
+    assert score_from_logprobs([SimpleNamespace(token="$"), SimpleNamespace(token="80")]) is None
