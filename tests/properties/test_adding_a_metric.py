@@ -86,7 +86,9 @@ def follow_the_readme(copy) -> None:
         (copy / relative).write_text(text, encoding="utf-8")
     shutil.copytree(REPO / "docs", copy / "docs")
     (copy / "scripts").mkdir()
-    shutil.copy(REPO / "scripts" / "write_cards.py", copy / "scripts")
+    for script in ("write_cards.py", "write_speed.py"):  # write_cards.py also writes the speed tables
+        shutil.copy(REPO / "scripts" / script, copy / "scripts")
+    shutil.copytree(REPO / "speed", copy / "speed", ignore=shutil.ignore_patterns("__pycache__"))
     link = copy / "shared" / "capeval" / "metric_modules"
     link.symlink_to(copy / "metrics", target_is_directory=True)
     env = {**os.environ, "PYTHONPATH": str(copy / "shared"), "HF_HUB_OFFLINE": "1"}

@@ -25,7 +25,11 @@ def test_the_vendored_files_are_evaluates_unchanged():
 def test_evaluates_module_test_passes_for_every_module(tmp_path):
     pytest.importorskip("absl.testing.parameterized", reason="absl-py (the test extra) runs evaluate's test")
     shutil.copytree(HARNESS / "tests", tmp_path / "tests")
-    (tmp_path / "metrics").symlink_to(METRICS, target_is_directory=True)
+    # The module folders only: evaluate's test takes every folder under metrics/ for a module, and an import of
+    # capeval.metric_modules (metrics/__init__.py) leaves a __pycache__ folder there.
+    (tmp_path / "metrics").mkdir()
+    for name in MODULES:
+        (tmp_path / "metrics" / name).symlink_to(METRICS / name, target_is_directory=True)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not capeval's settings: evaluate's test as its CI runs it
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1", "CAPEVAL_PROGRESS": "0",
                    "HF_MODULES_CACHE": str(tmp_path / "modules"), "RUN_SLOW": "0"}
