@@ -17,7 +17,6 @@ imported) is named in one line with the reason, the other files are still writte
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -161,22 +160,7 @@ def generate(repo: Path) -> tuple[dict[Path, str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="name the stale files, write nothing")
-    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to write (default: this script's)")
-    args = parser.parse_args(argv)
-    files, problems = generate(args.repo)
-    stale = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
-    for path in stale:
-        if args.check:
-            print(f"{path.relative_to(args.repo)} is stale: run python scripts/write_cards.py", file=sys.stderr)
-        else:
-            path.write_text(files[path], encoding="utf-8")
-            print(f"rewrote {path.relative_to(args.repo)}")
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    return 1 if problems or (args.check and stale) else 0
-
+    return write_speed.run_writer(generate, "write_cards.py", __doc__, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -128,16 +128,18 @@ def generate(repo: Path, texts: dict[Path, str] | None = None) -> tuple[dict[Pat
     return files, problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def run_writer(generate_files, script: str, doc: str, argv: list[str] | None = None) -> int:
+    """The command line of a docs writer (this one and ``write_cards.py``): write what ``generate_files(repo)`` says is
+    stale, or with ``--check`` name it and write nothing; 1 on a problem or, with ``--check``, a stale file."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="name the stale files, write nothing")
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to write (default: this script's)")
     args = parser.parse_args(argv)
-    files, problems = generate(args.repo)
+    files, problems = generate_files(args.repo)
     stale = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
     for path in stale:
         if args.check:
-            print(f"{path.relative_to(args.repo)} is stale: run python scripts/write_speed.py", file=sys.stderr)
+            print(f"{path.relative_to(args.repo)} is stale: run python scripts/{script}", file=sys.stderr)
         else:
             path.write_text(files[path], encoding="utf-8")
             print(f"rewrote {path.relative_to(args.repo)}")
@@ -145,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         print(problem, file=sys.stderr)
     return 1 if problems or (args.check and stale) else 0
 
+
+def main(argv: list[str] | None = None) -> int:
+    return run_writer(generate, "write_speed.py", __doc__, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -323,21 +323,22 @@ def chair_result(items: Sequence[Mapping[str, Any]], variant: str) -> dict[str, 
     return split_result(f"chair:{variant}", items, ("pred", "answer"), score)
 
 
-def chair_aggregation(key: str, variant: str, name: str):
+def named_aggregation(split_values, key: str, variant: str, name: str):
+    """lmms-eval's aggregation ``name``: ``key`` of ``split_values(results, variant)`` (the split scored once)."""
     def aggregate(results):
-        return chair_result(results, variant)[key]
+        return split_values(results, variant)[key]
 
     aggregate.__name__ = aggregate.__qualname__ = name
     return aggregate
 
 
 # Named so that lmms-eval does not bootstrap them (it bootstraps functions named like its own CHAIR ones).
-chair_s = chair_aggregation("chair_s", "opera", "chair_s")
-chair_i = chair_aggregation("chair_i", "opera", "chair_i")
-chair_recall = chair_aggregation("chair_recall", "opera", "chair_recall")
-original_chair_s = chair_aggregation("chair_s", "original", "original_chair_s")
-original_chair_i = chair_aggregation("chair_i", "original", "original_chair_i")
-original_chair_recall = chair_aggregation("chair_recall", "original", "original_chair_recall")
+chair_s = named_aggregation(chair_result, "chair_s", "opera", "chair_s")
+chair_i = named_aggregation(chair_result, "chair_i", "opera", "chair_i")
+chair_recall = named_aggregation(chair_result, "chair_recall", "opera", "chair_recall")
+original_chair_s = named_aggregation(chair_result, "chair_s", "original", "original_chair_s")
+original_chair_i = named_aggregation(chair_result, "chair_i", "original", "original_chair_i")
+original_chair_recall = named_aggregation(chair_result, "chair_recall", "original", "original_chair_recall")
 
 
 # --------------------------------------------------------------------------------------------- AMBER
@@ -388,23 +389,15 @@ def amber_result(items: Sequence[Mapping[str, Any]], variant: str) -> dict[str, 
     return split_result(f"amber:{variant}", items, ("pred", "question_id", "task_type"), score)
 
 
-def amber_aggregation(key: str, variant: str, name: str):
-    def aggregate(results):
-        return amber_result(results, variant)[key]
-
-    aggregate.__name__ = aggregate.__qualname__ = name
-    return aggregate
-
-
 # Named so that lmms-eval does not bootstrap them (it bootstraps functions whose names hold "amber_").
-chair_of_amber = amber_aggregation("amber_chair", "original", "chair_of_amber")
-cover_of_amber = amber_aggregation("amber_cover", "original", "cover_of_amber")
-hal_of_amber = amber_aggregation("amber_hal", "original", "hal_of_amber")
-cog_of_amber = amber_aggregation("amber_cog", "original", "cog_of_amber")
-lmms_chair_of_amber = amber_aggregation("amber_chair", "lmms", "lmms_chair_of_amber")
-lmms_cover_of_amber = amber_aggregation("amber_cover", "lmms", "lmms_cover_of_amber")
-lmms_hal_of_amber = amber_aggregation("amber_hal", "lmms", "lmms_hal_of_amber")
-lmms_cog_of_amber = amber_aggregation("amber_cog", "lmms", "lmms_cog_of_amber")
+chair_of_amber = named_aggregation(amber_result, "amber_chair", "original", "chair_of_amber")
+cover_of_amber = named_aggregation(amber_result, "amber_cover", "original", "cover_of_amber")
+hal_of_amber = named_aggregation(amber_result, "amber_hal", "original", "hal_of_amber")
+cog_of_amber = named_aggregation(amber_result, "amber_cog", "original", "cog_of_amber")
+lmms_chair_of_amber = named_aggregation(amber_result, "amber_chair", "lmms", "lmms_chair_of_amber")
+lmms_cover_of_amber = named_aggregation(amber_result, "amber_cover", "lmms", "lmms_cover_of_amber")
+lmms_hal_of_amber = named_aggregation(amber_result, "amber_hal", "lmms", "lmms_hal_of_amber")
+lmms_cog_of_amber = named_aggregation(amber_result, "amber_cog", "lmms", "lmms_cog_of_amber")
 
 
 # --------------------------------------------------------------------------------------------- extra metrics
