@@ -1,6 +1,7 @@
 """METEOR's jar: a failure inside the Java call (a bad line, a crash, a timeout, Ctrl-C) leaves the next call and
 the interpreter's exit working; what reaches the jar is one clean line; over-long sentences are refused."""
 
+import json
 import os
 import signal
 import subprocess
@@ -105,8 +106,13 @@ def test_ctrl_c_during_capeval_score_prints_one_line_and_exits(tmp_path):
     pytest.importorskip("pycocoevalcap")
     env = {**os.environ, "PYTHONPATH": str(LIBRARY)}
     # A terminal's Ctrl-C signals the whole foreground process group: Python and its JVM.
-    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--metric", "meteor:engine=jar"], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # Enough distinct captions that the jar is still scoring when the signal comes (the bundled sample can finish first).
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"candidate": f"a dog number {index} runs on the grass",
+                                        "references": [f"the dog {index} is running", "a dog runs on grass"]}) + "\n"
+                            for index in range(20_000)), encoding="utf-8")
+    run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--input", str(rows), "--metric", "meteor:engine=jar"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     assert run.stdout.readline().startswith("Scoring")
     time.sleep(1.0)  # the JVM is starting
     os.killpg(run.pid, signal.SIGINT)

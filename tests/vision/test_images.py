@@ -73,6 +73,20 @@ def test_decompression_bombs_are_refused(monkeypatch):
         load_image(encoded(Image.new("RGB", (30, 30))), name="images[2]")
 
 
+def test_a_truncated_file_is_an_error_where_another_library_allows_truncated_images(sample_image, tmp_path, monkeypatch):
+    from PIL import ImageFile
+
+    truncated = tmp_path / "truncated.jpg"
+    truncated.write_bytes(sample_image.read_bytes()[:2000])
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)  # as lmms-eval's task module sets it on import
+    for item in (str(truncated), truncated.read_bytes()):
+        with pytest.raises(ImageLoadError, match=r"images\[1\]: could not decode"):
+            load_images([str(sample_image), item])
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # the other library's setting is left as it was
+    opened = Image.open(truncated)  # a PIL image the caller opened: decoded under the caller's setting
+    assert load_image(opened).size == Image.open(sample_image).size
+
+
 def test_corrupt_missing_and_unsupported_inputs_name_the_item(sample_image, tmp_path):
     truncated = tmp_path / "truncated.jpg"
     truncated.write_bytes(sample_image.read_bytes()[:2000])

@@ -20,11 +20,12 @@ import contextlib
 import hashlib
 import io
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image, ImageFile, ImageOps
 
 #: Longest side an image is decoded at by default. Larger than any detector's input
 #: (BUTD resizes to at most 1000, ViLBERT's detector to 1333), so normal images are untouched.
@@ -80,11 +81,31 @@ def _open_nonempty(item: Any, name: str) -> Image.Image:
     return image
 
 
+_STRICT_DECODING = threading.Lock()
+
+
+@contextlib.contextmanager
+def _strict_decoding(item: Any) -> Iterator[None]:
+    """A file or bytes capeval decodes itself is decoded whole, even where another library has set Pillow's global
+    ``ImageFile.LOAD_TRUNCATED_IMAGES`` (lmms-eval's task module does, on import): a truncated file is an error, never
+    an image grey below the cut. A PIL image the caller opened is decoded under the caller's settings."""
+    if isinstance(item, Image.Image) or not ImageFile.LOAD_TRUNCATED_IMAGES:
+        yield
+        return
+    with _STRICT_DECODING:
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+        try:
+            yield
+        finally:
+            ImageFile.LOAD_TRUNCATED_IMAGES = True
+
+
 @contextlib.contextmanager
 def _decoding_errors(item: Any, name: str) -> Iterator[None]:
-    """Decoding failures as one :class:`ImageLoadError` naming the item."""
+    """Decoding failures as one :class:`ImageLoadError` naming the item (a file or bytes decoded strictly)."""
     try:
-        yield
+        with _strict_decoding(item):
+            yield
     except ImageLoadError:
         raise
     except Image.DecompressionBombError as error:
