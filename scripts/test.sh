@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv (and Debian's chromium for the browser test, where possible) and run the tests (offline).
 #   bash scripts/test.sh            everything, then the type check (what CI runs)
-#   bash scripts/test.sh --quick    the fast set for daily work: no slow, browser, install or GPU tests (< 3 min on 2 cores)
+#   bash scripts/test.sh --quick    the fast set for daily work: no slow, browser, install or GPU tests
 #   bash scripts/test.sh ARGS       pytest ARGS (e.g. tests/metrics/cider, -m "not models"), then the type check
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,7 @@
 """METEOR's jar: a failure inside the Java call (a bad line, a crash, a timeout, Ctrl-C) leaves the next call and
 the interpreter's exit working; what reaches the jar is one clean line; over-long sentences are refused."""
 
+import glob
 import json
 import os
 import signal
@@ -100,6 +101,23 @@ def test_after_a_failed_call_the_next_call_and_the_interpreter_exit_work():
     assert "scored: [1.0]" in done.stdout or "scored: [0.99" in done.stdout
 
 
+def java_in_session(session: int) -> bool:
+    """Whether a java process runs in the session ``session`` (Linux's /proc; elsewhere: after a second)."""
+    if not os.path.isdir("/proc/self"):
+        time.sleep(1.0)
+        return True
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        name, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        if name == "java" and int(fields[3]) == session:
+            return True
+    return False
+
+
 @pytest.mark.slow
 @NEEDS_JAVA
 def test_ctrl_c_during_capeval_score_prints_one_line_and_exits(tmp_path):
@@ -111,10 +129,15 @@ def test_ctrl_c_during_capeval_score_prints_one_line_and_exits(tmp_path):
     rows.write_text("".join(json.dumps({"candidate": f"a dog number {index} runs on the grass",
                                         "references": [f"the dog {index} is running", "a dog runs on grass"]}) + "\n"
                             for index in range(20_000)), encoding="utf-8")
+    # A terminal leaves SIGINT at its default; a shell's background job (how CI may be started) ignores it, and an
+    # ignored SIGINT is inherited: give the command a terminal's disposition.
     run = subprocess.Popen([PYTHON, "-m", "capeval.cli", "score", "--input", str(rows), "--metric", "meteor:engine=jar"],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert run.stdout.readline().startswith("Scoring")
-    time.sleep(1.0)  # the JVM is starting
+    deadline = time.monotonic() + 60
+    while not java_in_session(run.pid) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the signal comes while the JVM scores
     os.killpg(run.pid, signal.SIGINT)
     try:
         out, err = run.communicate(timeout=60)
