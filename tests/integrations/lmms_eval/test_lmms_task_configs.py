@@ -150,3 +150,12 @@ def test_detailcaps_documents_equal_lmms_evals(monkeypatch):
     assert caption_tasks.detailcaps_doc_to_visual(doc)[0].tobytes() == module.detailcaps_doc_to_visual(doc)[0].tobytes()
     kwargs = lmms_config("detailcaps/detailcaps.yaml")["lmms_eval_specific_kwargs"]["default"]
     assert caption_tasks.prompt_doc_to_text(doc, kwargs) == module.detailcaps_doc_to_text(doc, kwargs)
+
+
+def test_chair_and_amber_aggregations_carry_their_own_names():
+    # lmms-eval bootstraps a standard error (100,000 calls) for aggregations named like its own CHAIR and AMBER ones.
+    from capeval.integrations.lmms_eval import caption_tasks
+
+    names = ["chair_s", "chair_i", "chair_recall", "original_chair_s", "original_chair_i", "original_chair_recall",
+             *(f"{prefix}{key}_of_amber" for prefix in ("", "lmms_") for key in ("chair", "cover", "hal", "cog"))]
+    assert {name: getattr(caption_tasks, name).__name__ for name in names} == {name: name for name in names}
