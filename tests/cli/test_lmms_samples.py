@@ -251,3 +251,15 @@ def test_what_lmms_evals_own_code_writes_is_read_as_the_fixture_is(tmp_path):
     (written,) = (tmp_path / "tiny").glob("*_samples_coco2017_cap_val.jsonl")
     assert read_lmms_samples(written).rows == read_lmms_samples(COCO).rows
     assert [list(line) for line in lines(written)] == [list(line) for line in lines(COCO)]  # the same fields, in order
+
+
+@pytest.mark.parametrize("name", ["COCO_val2014_000000000008.jpg", "000000000008.jpg", "COCO_train2014_000000000008.PNG",
+                                  "8.jpeg"])
+def test_an_image_file_is_found_by_the_id_chair_reads_from_its_name(tmp_path, name):
+    """One rule for the COCO id a file name carries: --images finds the file CHAIR's image_key reads id 8 from."""
+    from capeval.scoring.chair import image_key
+
+    (tmp_path / name).touch()
+    (tmp_path / "img_000000000008.webp").touch()  # no COCO name: never taken for id 8
+    assert image_key(name) == 8
+    assert image_files([8], tmp_path) == [name]

@@ -34,7 +34,6 @@ import hashlib
 import json
 import numbers
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Collection, Iterable, Mapping, Sequence
@@ -47,6 +46,7 @@ from ..progress import progress
 from ..text.english import TEXTS_PER_BATCH, pos_tagger, punkt_english, word_tokenize
 from ..text.inflect import singularize
 from ..text.wordnet import wordnet
+from ..vision.images import coco_image_id
 from .protocol import CaptionScorer, Scores
 
 #: The COCO categories and the words that name them: the released code's synonym list (``data/synonyms.txt``),
@@ -313,9 +313,6 @@ def chair_values(statistics: Sequence[float]) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------- ground truth
 
 ImageKey = int | str
-_COCO_FILE = re.compile(r"(?:COCO_[a-z]+\d{4}_)?0*(\d+)\.(?:jpe?g|png)", re.IGNORECASE)
-
-
 def image_key(item: Any, where: str = "image") -> ImageKey:
     """An image's identity: a COCO image id (an int, a string of digits, or a COCO file name or path such as
     ``COCO_val2014_000000391895.jpg`` or ``000000391895.jpg``), or any other string as it is.
@@ -329,11 +326,8 @@ def image_key(item: Any, where: str = "image") -> ImageKey:
         return int(item)
     if isinstance(item, (str, os.PathLike)):
         text = os.fspath(item)
-        name = os.path.basename(text)
-        if name.isdigit():
-            return int(name)
-        match = _COCO_FILE.fullmatch(name)
-        return int(match.group(1)) if match else text
+        coco_id = coco_image_id(os.path.basename(text))
+        return text if coco_id is None else coco_id
     raise ValueError(f"{where} is {type(item).__name__}: CHAIR takes image identities (a COCO image id, or a file name "
                      "such as COCO_val2014_000000391895.jpg), not pixels")
 

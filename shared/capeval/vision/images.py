@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import io
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -235,6 +236,22 @@ def image_digest(item: Any, *, name: str = "image") -> str:
     else:
         raise ImageLoadError(f"{name}: unsupported image input of type {type(item).__name__}")
     return digest.hexdigest()
+
+
+#: A COCO image's file name: ``COCO_val2014_000000391895.jpg`` (2014) or ``000000391895.jpg`` (2017).
+_COCO_FILE = re.compile(r"(?:COCO_[a-z]+\d{4}_)?0*(\d+)\.(?:jpe?g|png)", re.IGNORECASE)
+
+
+def coco_image_id(name: str) -> int | None:
+    """The COCO image id a file name (or a string of digits) carries; None for any other name.
+
+    >>> [coco_image_id(name) for name in ("COCO_val2014_000000391895.jpg", "000000391895.jpg", "17", "cat.jpg")]
+    [391895, 391895, 17, None]
+    """
+    if name.isdigit():
+        return int(name)
+    match = _COCO_FILE.fullmatch(name)
+    return int(match.group(1)) if match else None
 
 
 def image_paths(image_files, image_dir: str | os.PathLike) -> list[str]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ...caption_files import CaptionFileError, caption_text, read_json
+from ...vision.images import coco_image_id
 
 #: The fields lmms-eval writes for every sample; the others are the task's per-sample metric entries.
 SAMPLE_FIELDS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "input", "doc_hash",
@@ -163,8 +164,8 @@ def read_lmms_samples(path: str | Path) -> LoggedSamples:
 
 
 def image_files(ids: list, folder: str | Path) -> list[str]:
-    """The file in ``folder`` of each image id: the id itself as a file name, ``<id>.<ext>``, or (an integer id) COCO's
-    ``…<id as 12 digits>.<ext>`` (``COCO_val2014_000000391895.jpg``, ``000000391895.jpg``); a CaptionFileError
+    """The file in ``folder`` of each image id: the id itself as a file name, ``<id>.<ext>``, or (an integer id) the
+    COCO file of that id (``COCO_val2014_000000391895.jpg``, ``000000391895.jpg``); a CaptionFileError
     naming the ids with no file, or with more than one."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -172,15 +173,15 @@ def image_files(ids: list, folder: str | Path) -> list[str]:
     by_key: dict[str, list[str]] = {}
     for file in sorted(folder.iterdir()):
         keys = {file.name, file.stem}
-        if (digits := re.search(r"(\d{12})$", file.stem)) is not None:
-            keys.add(str(int(digits.group(1))))
+        if (coco_id := coco_image_id(file.name)) is not None:
+            keys.add(str(coco_id))
         for key in keys:
             by_key.setdefault(key, []).append(file.name)
     found = {image_id: sorted(set(by_key.get(str(image_id), []))) for image_id in ids}
     missing = [image_id for image_id, names in found.items() if not names]
     if missing:
         raise CaptionFileError(f"--images {folder}: no file for {len(missing)} image id(s), e.g. {missing[:3]} (looked for "
-                               "<id>, <id>.<ext> and COCO's …<12-digit id>.<ext>)")
+                               "<id>, <id>.<ext> and the id's COCO file name)")
     several = next(((image_id, names) for image_id, names in found.items() if len(names) > 1), None)
     if several:
         raise CaptionFileError(f"--images {folder}: image id {several[0]!r} names {len(several[1])} files {several[1][:3]}: "
