@@ -5,7 +5,8 @@ import shutil
 import pytest
 
 from capeval.benchmarks import prepare
-from capeval.text.ptb import coco_tokenize
+from capeval.text.call_cache import StringTable
+from capeval.text.ptb import chunked_tokenize, coco_tokenize
 from capeval.text.ptb import ptb_tokenize
 from capeval.text.ptb import tokenize_corpus
 from capeval.text.call_cache import shared_text_work
@@ -25,6 +26,14 @@ from fixtures import NEEDS_JAVA
 ])
 def test_known_cases(text, expected):
     assert coco_tokenize(text) == expected
+
+
+def test_the_words_of_a_line_with_punctuation_are_tokenized_as_the_lexer_does():
+    # Words of letters and digits beside chunks with punctuation: lowercased, "cannot", "gonna", ... split in two.
+    lines = ["Two DOGS, 3 cats", "It CANNOT, be GONNA rain (yes)", "wanna? gotta! 5Gonna x"]
+    expected = ["two dogs 3 cats", "it can not be gon na rain -lrb- yes -rrb-", "wan na got ta 5gonna x"]
+    assert [coco_tokenize(line) for line in lines] == expected
+    assert chunked_tokenize(lines, StringTable(10_000)) == expected
 
 
 def test_corpus_tokenization():

@@ -458,6 +458,10 @@ def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
     for row in rows_with_others(pieces, ALPHANUMERIC):
         tokens = []
         for chunk in pieces[row].split():
+            if chunk.isalnum():  # most chunks of such a line: a word, its tokens its own lowercased
+                lowered = chunk.lower()
+                tokens.append(" ".join(SPLIT_WORDS[lowered]) if lowered in SPLIT_WORDS else lowered)
+                continue
             coco = chunks.get(chunk, new.get(chunk))
             if coco is None:
                 coco = new[chunk] = " ".join([t for t in ptb_tokens(chunk) if t not in COCO_PUNCTUATION])
