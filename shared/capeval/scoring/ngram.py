@@ -403,6 +403,12 @@ class Corpus(NamedTuple):
         """``compute()``, a function of the references and their grouping alone, kept across calls with them."""
         return kept((name, *self.key), compute)
 
+    def item_grams(self, k: int) -> ItemGrams:
+        """:func:`item_grams` of the references' table of ``orders[k]``, kept with the references: BLEU and CIDEr-D of
+        one call read the same."""
+        return self.kept(("item-grams", k), lambda: item_grams(self.indexed.references.orders[k],
+                                                               self.indexed.reference_rows, self.items))
+
     def candidate_entries(self, k: int, size: int, reference_keys) -> CandidateEntries:
         """:func:`candidate_entries` of the candidates' ``orders[k]`` against the references' distinct sorted keys
         ``item * size + gram``, computed once per call (:func:`capeval.text.call_cache.call_table`): BLEU's and
@@ -505,8 +511,7 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
     for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
-        maxima = corpus.kept(("bleu-maxima", k),
-                             lambda: reference_maxima(reference_table, item_grams(reference_table, reference_rows, items)))
+        maxima = corpus.kept(("bleu-maxima", k), lambda: reference_maxima(reference_table, corpus.item_grams(k)))
         columns.append(clipped_matches(candidate_table, candidate_rows, maxima,
                                        corpus.candidate_entries(k, maxima.size, maxima.keys)))
     return np.stack(columns, axis=1).tolist()
@@ -523,38 +528,37 @@ class ReferenceMaxima(NamedTuple):
 
 def reference_maxima(table: NgramTable, grams: ItemGrams) -> ReferenceMaxima:
     """The :class:`ReferenceMaxima` of the references whose entries in ``table`` are ``grams``."""
-    return ReferenceMaxima(grams.keys, np.maximum.reduceat(table.counts[grams.positions[grams.order]], grams.first),
-                           table.size)
+    return ReferenceMaxima(grams.keys, np.maximum.reduceat(table.counts[grams.positions], grams.first), table.size)
 
 
 class ItemGrams(NamedTuple):
-    """The entries of references in a table (:func:`item_grams`), reference ``r`` of item ``items[r]``: each entry's
-    reference (``owner``) and position in the table (``positions``), in turn; ``order``, which sorts the entries by
-    their (item, gram) key ``item * size + gram`` (``size``: the table's), those of one key in turn; and the distinct
-    keys, ascending (``keys``), whose entries start at ``first`` in that order. BLEU's maxima, CIDEr-D's document
-    frequencies and its references' weights all read them."""
+    """The entries of references in a table (:func:`item_grams`), reference ``r`` of item ``items[r]``, ordered by
+    their (item, gram) key ``item * size + gram`` (``size``: the table's), those of one key in the references' order:
+    each entry's reference (``owner``) and position in the table (``positions``), and the distinct keys, ascending
+    (``keys``), whose entries start at ``first``. A reference's entries keep their order in the table (grams
+    ascending). BLEU's maxima, CIDEr-D's document frequencies and its references' weights all read them."""
 
     items: np.ndarray
     owner: np.ndarray
     positions: np.ndarray
-    order: np.ndarray
     keys: np.ndarray
     first: np.ndarray
 
 
 def item_grams(table: NgramTable, reference_rows, items) -> ItemGrams:
-    """The :class:`ItemGrams` of the references ``reference_rows`` of ``table``, reference ``r`` of item ``items[r]``.
+    """The :class:`ItemGrams` of the references ``reference_rows`` of ``table`` (an index built from sentences: grams
+    ascending within a row), reference ``r`` of item ``items[r]``.
 
     >>> grams = item_grams(NgramIndex(["a b", "b b a"], 1).orders[0], np.array([1, 0]), np.array([0, 0]))
     >>> [part.tolist() for part in grams[1:]]  # "b b a" holds b twice (one entry); both references hold a and b
-    [[0, 0, 1, 1], [2, 3, 0, 1], [0, 2, 1, 3], [0, 1], [0, 2]]
+    [[0, 1, 0, 1], [2, 0, 3, 1], [0, 1], [0, 2]]
     """
     owner, positions = table.entries(reference_rows)
     keys = items[owner] * table.size + table.grams[positions]  # (item, gram), once per reference holding it
     order = stable_order(keys)
     keys = keys[order]
     first = run_starts(keys)
-    return ItemGrams(items, owner, positions, order, keys[first], first)
+    return ItemGrams(items, owner[order], positions[order], keys[first], first)
 
 
 def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima,
@@ -848,11 +852,10 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
         if grams is not None and frequencies is not None:
             df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=np.float64)
-            weighted = weighted_references(reference_table, item_grams(reference_table, reference_rows, items),
-                                           idf_of(df[:reference_table.size], log_n))
+            weighted = weighted_references(reference_table, corpus.item_grams(k), idf_of(df[:reference_table.size], log_n))
         else:
-            weighted = corpus.kept(("cider-references", k), lambda: own_weighted_references(
-                reference_table, item_grams(reference_table, reference_rows, items), log_n))
+            weighted = corpus.kept(("cider-references", k),
+                                   lambda: own_weighted_references(reference_table, corpus.item_grams(k), log_n))
             # A gram numbered after the references' is in none of them: df 0.
             df = np.zeros(candidate_table.size)
         idf = np.concatenate([weighted.idf, idf_of(df[len(weighted.idf):], log_n)])
@@ -892,10 +895,9 @@ def weighted_references(table: NgramTable, grams: ItemGrams, idf) -> WeightedRef
     """The :class:`WeightedReferences` of the references whose entries in ``table`` are ``grams``, under ``idf`` (one
     per gram of the table)."""
     weights = table.counts[grams.positions] * idf[table.grams[grams.positions]]
-    # Each norm sums its reference's entries in turn (as the table holds them, whatever the order of the keys).
+    # Each norm sums its reference's entries in the table's order (grams ascending), as they come in ``grams``.
     norms = np.sqrt(np.bincount(grams.owner, weights * weights, minlength=len(grams.items)))
-    return WeightedReferences(idf, grams.items, norms, grams.keys, np.append(grams.first, len(grams.order)),
-                              grams.owner[grams.order], weights[grams.order])
+    return WeightedReferences(idf, grams.items, norms, grams.keys, np.append(grams.first, len(weights)), grams.owner, weights)
 
 
 def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences,
