@@ -109,14 +109,13 @@ def test_clearing_the_feature_caches_empties_it():
 
 
 def test_no_value_over_an_eighth_of_the_budget_is_kept(counted, monkeypatch):
-    # A call of three captions computes 18 values (4 of them the references' grams by item, which BLEU and CIDEr-D
-    # share); the largest, its corpus index (about 15 kB), is over an eighth of 80 kB (10 kB) while all of them would
-    # fit in the budget: it is computed again from the kept indexes.
+    # A call of three captions computes 14 values; the largest, its corpus index (about 15 kB), is over an eighth of
+    # 80 kB (10 kB) while all of them would fit in the budget: it is computed again from the kept indexes.
     expected = capeval.evaluate(FIRST, REFERENCES, metrics=METRICS).columns
-    assert len(kept_text_work()) == 18
+    assert len(kept_text_work()) == 14
     monkeypatch.setenv("CAPEVAL_ENCODING_CACHE_MB", "0.08")
     for _ in range(2):
         assert capeval.evaluate(FIRST, REFERENCES, metrics=METRICS).columns == expected
     work = kept_text_work()
-    assert (len(work), work.max_entry) == (17, int(0.08 * 2 ** 20) // 8) and work.size < work.max_size
+    assert (len(work), work.max_entry) == (13, int(0.08 * 2 ** 20) // 8) and work.size < work.max_size
     assert len(counted["indexed"]) == 4  # the blocks counted once per budget: the corpus index is rebuilt from them

@@ -404,10 +404,9 @@ class Corpus(NamedTuple):
         return kept((name, *self.key), compute)
 
     def item_grams(self, k: int) -> ItemGrams:
-        """:func:`item_grams` of the references' table of ``orders[k]``, kept with the references: BLEU and CIDEr-D of
-        one call read the same."""
-        return self.kept(("item-grams", k), lambda: item_grams(self.indexed.references.orders[k],
-                                                               self.indexed.reference_rows, self.items))
+        """:func:`item_grams` of the references' table of ``orders[k]`` (computed by each metric that keeps a value
+        made from it: keeping them all would hold every order's sorted entries at once)."""
+        return item_grams(self.indexed.references.orders[k], self.indexed.reference_rows, self.items)
 
     def candidate_entries(self, k: int, size: int, reference_keys) -> CandidateEntries:
         """:func:`candidate_entries` of the candidates' ``orders[k]`` against the references' distinct sorted keys
