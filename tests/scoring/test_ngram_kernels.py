@@ -12,7 +12,7 @@ import pytest
 from capeval.models import clear_feature_caches
 from capeval.scoring import ngram
 from capeval.scoring.ngram import (NgramIndex, bleu, bleu_from_statistics, bleu_statistics, bleu_unsmoothed, cider_d,
-                                   cider_document_frequencies, clipped_cosines, clipped_matches, distinct, item_frequencies,
+                                   cider_document_frequencies, clipped_cosines, clipped_matches, item_frequencies, item_grams,
                                    matches, number_ascii_words, number_words, reference_maxima, rouge_l, rouge_l_alone,
                                    run_starts, weighted_references)
 from capeval.text.call_cache import shared_text_work
@@ -36,7 +36,6 @@ def test_the_index_numbers_words_and_grams_per_sentence():
 
 
 def test_array_helpers():
-    assert distinct(np.array([5, 1, 5, 3, 1])).tolist() == [1, 3, 5] and distinct(np.array([], dtype=int)).tolist() == []
     assert run_starts(np.array([2, 2, 2, 4, 9, 9])).tolist() == [0, 3, 4] and run_starts(np.array([7])).tolist() == [0]
     found, at = matches(np.array([0, 3, 4, 7]), np.array([3, 7]))
     assert found.tolist() == [False, True, False, True] and at.tolist() == [0, 1]
@@ -51,11 +50,12 @@ def test_clipped_matches_and_item_frequencies_by_hand():
     candidates, references, items = np.array([0]), np.array([1, 2]), np.array([0, 0])
     unigrams, bigrams = index.orders
     # a: min(2 in the candidate, at most 1 in a reference) = 1; b: min(1, 2) = 1. Bigram "a b": 1.
-    assert clipped_matches(unigrams, candidates, reference_maxima(unigrams, references, items)).tolist() == [2]
-    assert clipped_matches(bigrams, candidates, reference_maxima(bigrams, references, items)).tolist() == [1]
+    for table, clipped in ((unigrams, [2]), (bigrams, [1])):
+        assert clipped_matches(table, candidates, reference_maxima(table, item_grams(table, references, items))).tolist() == clipped
     # Two items: ["a b b"] and ["a", "a a b"]; "a" is in both, "b" in both, "a a" only in the second.
-    assert item_frequencies(unigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist() == [2, 2]
-    assert dict(zip(index.gram_tuples()[1], item_frequencies(bigrams, np.array([1, 2, 0]), np.array([0, 1, 1])).tolist())) == {
+    two_items = (np.array([1, 2, 0]), np.array([0, 1, 1]))
+    assert item_frequencies(unigrams, item_grams(unigrams, *two_items)).tolist() == [2, 2]
+    assert dict(zip(index.gram_tuples()[1], item_frequencies(bigrams, item_grams(bigrams, *two_items)).tolist())) == {
         ("a", "a"): 1, ("a", "b"): 2, ("b", "b"): 1}
 
 
@@ -63,7 +63,7 @@ def test_clipped_cosines_by_hand():
     table = NgramIndex(["a b", "a a c", "d"], 1).orders[0]
     idf = np.array([1.0, 2.0, 4.0, 0.0])  # a, b, c, d: "a b": a=1, b=2; "a a c": a=2, c=4; "d": 0
     weights = table.counts * idf[table.grams]
-    references = weighted_references(table, np.array([1, 0, 2]), np.array([0, 1, 2]), idf)
+    references = weighted_references(table, item_grams(table, np.array([1, 0, 2]), np.array([0, 1, 2])), idf)
     cosines = clipped_cosines(table, weights, np.array([0, 1, 2]), references)
     # min(1, 2) * 2 / (√5 · √20); min(2, 1) * 1 / (√20 · √5); a zero norm: the sum, undivided.
     assert cosines.tolist() == pytest.approx([2 / 10, 1 / 10, 0.0], abs=1e-15)
@@ -365,3 +365,39 @@ def test_the_same_references_grouped_two_ways_in_one_call():
         for references, (bleu_expected, cider_expected) in zip(grouped, expected):
             assert bleu_statistics(candidates, references) == bleu_expected
             assert cider_d(candidates, references) == pytest.approx(cider_expected, abs=1e-12, rel=0)
+
+
+# ----------------------------------------------------------------------- sorting by 16-bit digits
+
+@pytest.mark.parametrize("bits", [0, 1, 15, 16, 17, 31, 32, 33, 48, 63])
+def test_stable_order_is_numpys_stable_argsort(bits):
+    generator = np.random.default_rng(bits)
+    # Few distinct values (ties, kept in their order) spread over the whole width, the largest one included.
+    values = generator.integers(0, 2 ** bits - 1, size=40, dtype=np.int64, endpoint=True) if bits else np.zeros(1, dtype=np.int64)
+    keys = generator.choice(values, size=3000)
+    keys[generator.integers(3000)] = values.max()
+    assert ngram.stable_order(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+    assert ngram.stable_order(np.array([], dtype=np.int64)).tolist() == []
+
+
+def counted_per_sentence(index: NgramIndex, k: int) -> list[dict]:
+    """Each sentence's k-grams and their counts, read from the index's table of order k."""
+    table, grams = index.orders[k - 1], index.gram_tuples()[k - 1]
+    return [dict(zip([grams[g] for g in table.grams[start:end].tolist()], table.counts[start:end].tolist()))
+            for start, end in zip(table.starts[:-1].tolist(), table.starts[1:].tolist())]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_index_tables_count_each_sentences_grams(seed):
+    # Repeated grams, sentences shorter than n, empty ones, words not ASCII (the dict's numbering) and many words
+    # (gram keys over 16 bits: sorted by two digits or more).
+    candidates, references = random_corpus(seed, 80)
+    sentences = candidates + [r for refs in references for r in refs] + ["caf\u00e9 au lait au lait", "\u00e9"]
+    sentences += [" ".join(f"v{(i * 7 + j) % 300}" for j in range(6)) for i in range(seed * 200)]
+    index = NgramIndex(sentences, 4)
+    rows = list(index.rows)
+    for k in range(1, 5):
+        assert counted_per_sentence(index, k) == [Counter(zip(*(s.split()[i:] for i in range(k)))) for s in rows]
+        table = index.orders[k - 1]
+        for start, end in zip(table.starts[:-1].tolist(), table.starts[1:].tolist()):  # ascending within a sentence
+            assert (np.diff(table.grams[start:end]) > 0).all()

@@ -12,7 +12,7 @@ from capeval.text import ptb
 from capeval.text.call_cache import kept_text_work
 
 REFERENCES = [["A dog running on grass.", "The brown dog runs in a park!"], ["Two people riding horses by the sea.", "Men on horseback"],
-              ["A cat sleeps on a mat, quietly.", "A kitten naps."]]
+              ["A cat (quietly) sleeps on a mat.", "A kitten naps."]]
 FIRST = ["A dog runs on the grass.", "Two men ride horses on a beach", "A cat sleeps."]
 SECOND = ["A brown dog in a park.", "Two men ride horses on a beach", "A sleeping kitten."]
 METRICS = ["bleu", "rouge", "cider"]

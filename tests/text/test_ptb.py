@@ -1,11 +1,13 @@
 """Pure-Python COCO PTB tokenization against the CoreNLP jar pycocoevalcap runs."""
 
 import shutil
+from itertools import product
 
 import pytest
 
 from capeval.benchmarks import prepare
-from capeval.text.ptb import coco_tokenize
+from capeval.text.call_cache import StringTable
+from capeval.text.ptb import COCO_PUNCTUATION, chunked_tokenize, coco_tokenize, ptb_tokens
 from capeval.text.ptb import ptb_tokenize
 from capeval.text.ptb import tokenize_corpus
 from capeval.text.call_cache import shared_text_work
@@ -25,6 +27,25 @@ from fixtures import NEEDS_JAVA
 ])
 def test_known_cases(text, expected):
     assert coco_tokenize(text) == expected
+
+
+def test_the_words_of_a_line_with_punctuation_are_tokenized_as_the_lexer_does():
+    # Words of letters and digits beside chunks with punctuation: lowercased, "cannot", "gonna", ... split in two.
+    lines = ["Two DOGS, 3 cats", "It CANNOT, be GONNA rain (yes)", "wanna? gotta! 5Gonna x"]
+    expected = ["two dogs 3 cats", "it can not be gon na rain -lrb- yes -rrb-", "wan na got ta 5gonna x"]
+    assert [coco_tokenize(line) for line in lines] == expected
+    assert chunked_tokenize(lines, StringTable(10_000)) == expected
+
+
+def test_a_word_and_a_mark_are_tokenized_as_the_lexer_does():
+    # Words (hyphenated or not) with a mark after them skip the lexer: each equals the lexer's tokens, COCO's dropped.
+    words = ["dog", "CANNOT", "Gonna", "5", "3d", "x", "T", "wanna", "lrb", "n", "s", "ll"]
+    chunks = sorted({"-".join(parts) + mark for parts in product(words, repeat=2) for mark in ["", ",", ";", ":", "!", "?"]}
+                    | {word + mark for word in words for mark in ["", ",", ";", ":", "!", "?"]})
+    lexed = [" ".join(t for t in ptb_tokens(chunk) if t not in COCO_PUNCTUATION) for chunk in chunks]
+    assert [lexed[chunks.index(chunk)] for chunk in ("CANNOT,", "T-dog!", "5-x:", "wanna")] == ["can not", "t-dog", "5-x", "wan na"]
+    assert chunked_tokenize([f"{chunk} (x)" for chunk in chunks], StringTable(10_000)) == [f"{coco} -lrb- x -rrb-".lstrip()
+                                                                                           for coco in lexed]
 
 
 def test_corpus_tokenization():

@@ -90,34 +90,35 @@ class NgramIndex:
         row_of_token = np.repeat(np.arange(len(self.lengths)), self.lengths)
         # Tokens from each one to the end of its sentence: a k-gram starts where at least k are left.
         left = np.cumsum(self.lengths)[row_of_token] - np.arange(len(ids))
-        self.orders: list[NgramTable] = [self.table(row_of_token, ids, np.zeros(vocabulary, dtype=np.int64), np.arange(vocabulary))]
+        self.orders: list[NgramTable] = [self.table(row_of_token, ids, stable_order(ids), np.zeros(vocabulary, dtype=np.int64),
+                                                    np.arange(vocabulary))]
         starts_at = np.flatnonzero(left >= 2)
         gram_at = ids[starts_at]  # the (k-1)-gram starting at each of starts_at
         for k in range(2, n + 1):
             # A k-gram is a (k-1)-gram and one more word: the distinct pairs, numbered in ascending order.
             keys = gram_at << word_bits
             keys |= ids[k - 1:][starts_at]
-            pairs, gram_ids = distinct_ids(keys)
-            self.orders.append(self.table(row_of_token[starts_at], gram_ids, pairs >> word_bits,
+            by_key = stable_order(keys)
+            pairs, gram_ids = ids_in_order(keys, by_key)
+            self.orders.append(self.table(row_of_token[starts_at], gram_ids, by_key, pairs >> word_bits,
                                           pairs & ((1 << word_bits) - 1)))
             if k < n:
                 longer = left[starts_at] > k
                 starts_at, gram_at = starts_at[longer], gram_ids[longer]
 
-    def table(self, row_of_gram, gram_ids, prefix, last) -> NgramTable:
-        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``: one sort of
-        (row, gram) pairs packed in one int (in 32 bits where they fit: a faster sort)."""
-        gram_bits = max(1, len(last) - 1).bit_length()
-        packed = np.uint32 if gram_bits + max(1, len(self.lengths) - 1).bit_length() <= 32 else np.int64
-        keys = row_of_gram.astype(packed)
-        keys <<= packed(gram_bits)
-        keys |= gram_ids.astype(packed, copy=False)
-        keys.sort()
-        first = run_starts(keys)
-        counts = np.diff(first, append=len(keys))
-        keys = keys[first]
-        grams = (keys & packed((1 << gram_bits) - 1)).astype(np.int64, copy=False)
-        return NgramTable(row_starts(keys >> packed(gram_bits), len(self.lengths)), grams, counts, prefix, last)
+    def table(self, row_of_gram, gram_ids, by_gram, prefix, last) -> NgramTable:
+        """The :class:`NgramTable` of the grams ``gram_ids`` occurring in the sentences ``row_of_gram``, given
+        ``by_gram``, the :func:`stable_order` of ``gram_ids``: a stable sort of that order by row (of rows alone, few
+        digits) orders the occurrences by (row, gram), and each run of one (row, gram) is an entry."""
+        order = by_gram[stable_order(row_of_gram[by_gram])]
+        rows, grams = row_of_gram[order], gram_ids[order]
+        new = np.empty(len(order), dtype=bool)
+        new[:1] = True
+        np.not_equal(rows[1:], rows[:-1], out=new[1:])
+        new[1:] |= grams[1:] != grams[:-1]
+        first = np.flatnonzero(new)
+        return NgramTable(row_starts(rows[first], len(self.lengths)), grams[first], np.diff(first, append=len(order)),
+                          prefix, last)
 
     def row_ids(self, sentences: Iterable[str]):
         """The rows of ``sentences`` (each one of the indexed sentences), as an int array."""
@@ -245,8 +246,8 @@ def number_ascii_words(text: str, count: int):
     """:func:`number_words` of ``count`` sentences joined by newlines into ``text`` (ASCII), or None where a sentence
     holds a control character (a newline, a tab) or two words hash alike. Every word is read as the int64 of its
     first 8 bytes (and of the next 8 where it is longer; a Python dict numbers the rare words over 16 bytes), hashed
-    into the high bits of an int whose low bits hold the word's position, and one sort of these ints groups the
-    words and orders each word's occurrences: the first is where it first occurs.
+    and a stable sort of the hashes (:func:`stable_order`) groups the words and orders each word's occurrences: the
+    first is where it first occurs.
 
     >>> words, ids, lengths, spaced = number_ascii_words("a dog\\n\\nthe dog", 3)
     >>> words, ids.tolist(), lengths.tolist(), spaced, number_ascii_words("a\\tdog", 1)
@@ -280,19 +281,17 @@ def number_ascii_words(text: str, count: int):
             first[longest] = 0
             second[longest] = np.fromiter(map(number.__getitem__, strings), dtype=np.int64, count=len(strings))
         hashes[longer] ^= second[longer].view(np.uint64) * np.uint64(HASH_MULTIPLIERS[1])
+    # The hash's high bits, as many as leave room for a position in 63 bits (what an earlier packed sort kept).
     shift = max(1, len(starts) - 1).bit_length()
-    packed = (hashes >> np.uint64(shift + 1)).view(np.int64)
-    packed <<= shift
-    packed |= np.arange(len(starts))
-    packed.sort()
-    first_of_runs = run_starts(packed >> shift)
-    positions = packed & ((1 << shift) - 1)
+    kept_hashes = (hashes >> np.uint64(shift + 1)).view(np.int64)
+    positions = stable_order(kept_hashes)
+    first_of_runs = run_starts(kept_hashes[positions])
     first_positions = positions[first_of_runs]  # of each distinct hash: where it first occurs
     word_order = np.argsort(first_positions)
     rank = np.empty(len(word_order), dtype=np.int64)
     rank[word_order] = np.arange(len(word_order))
     ids = np.empty(len(starts), dtype=np.int64)
-    ids[positions] = rank[run_numbers(first_of_runs, len(packed))]
+    ids[positions] = rank[run_numbers(first_of_runs, len(positions))]
     at = first_positions[word_order]
     # Words of one hash are one word: each word's ints equal those of the word its id names.
     if not (np.array_equal(first, first[at][ids])
@@ -308,24 +307,39 @@ def number_ascii_words(text: str, count: int):
 
 def distinct_ids(keys):
     """The distinct values of an array of non-negative ints, ascending, and the position of each key among them
-    (``np.unique(keys, return_inverse=True)``): one sort of the keys with their positions packed in their low bits,
-    faster than numpy's argsort; numpy's ``unique`` where the packed values would not fit in 63 bits.
+    (``np.unique(keys, return_inverse=True)``), from the keys' :func:`stable_order`.
 
     >>> [part.tolist() for part in distinct_ids(np.array([7, 3, 7, 5]))]
     [[3, 5, 7], [2, 0, 2, 1]]
     """
-    shift = max(1, len(keys) - 1).bit_length()
-    if not len(keys) or int(keys.max()).bit_length() + shift > 63:
-        return np.unique(keys, return_inverse=True)
-    packed = keys << shift
-    packed |= np.arange(len(keys))
-    packed.sort()
-    sorted_keys = packed >> shift
+    return ids_in_order(keys, stable_order(keys))
+
+
+def ids_in_order(keys, order):
+    """:func:`distinct_ids` of ``keys`` given ``order``, an order that sorts them."""
+    sorted_keys = keys[order]
     first = run_starts(sorted_keys)
-    packed &= (1 << shift) - 1
     ids = np.empty(len(keys), dtype=np.int64)
-    ids[packed] = run_numbers(first, len(keys))
+    ids[order] = run_numbers(first, len(keys))
     return sorted_keys[first], ids
+
+
+#: The bits of a digit of :func:`stable_order`: numpy's stable sort of 16-bit ints is a radix sort.
+DIGIT_BITS = 16
+
+
+def stable_order(keys):
+    """The order that sorts an array of non-negative ints, equal keys in their order (``np.argsort(keys,
+    kind="stable")``): one stable sort per 16-bit digit of the keys, the lowest first (a radix sort). numpy sorts
+    16-bit ints by radix, so two or three digits take less time than one sort of the 64-bit keys.
+
+    >>> stable_order(np.array([70000, 3, 65539, 3, 2])).tolist()
+    [4, 1, 3, 2, 0]
+    """
+    order = np.argsort(keys.astype(np.uint16), kind="stable")  # the lowest digit (the cast keeps the low 16 bits)
+    for shift in range(DIGIT_BITS, int(keys.max()).bit_length() if len(keys) else 0, DIGIT_BITS):
+        order = order[np.argsort((keys[order] >> shift).astype(np.uint16), kind="stable")]
+    return order
 
 
 def run_numbers(first, size: int):
@@ -388,6 +402,11 @@ class Corpus(NamedTuple):
     def kept(self, name: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()``, a function of the references and their grouping alone, kept across calls with them."""
         return kept((name, *self.key), compute)
+
+    def item_grams(self, k: int) -> ItemGrams:
+        """:func:`item_grams` of the references' table of ``orders[k]`` (computed by each metric that keeps a value
+        made from it: keeping them all would hold every order's sorted entries at once)."""
+        return item_grams(self.indexed.references.orders[k], self.indexed.reference_rows, self.items)
 
     def candidate_entries(self, k: int, size: int, reference_keys) -> CandidateEntries:
         """:func:`candidate_entries` of the candidates' ``orders[k]`` against the references' distinct sorted keys
@@ -491,8 +510,7 @@ def bleu_statistics(candidates: list[str], references: list[list[str]], n: int =
     closest = np.minimum.reduceat(packed, np.searchsorted(items, np.arange(len(candidates)))) % base
     columns = [test_lengths, closest, *(np.maximum(0, test_lengths - k) for k in range(n))]
     for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
-        maxima = corpus.kept(("bleu-maxima", k),
-                             lambda: reference_maxima(reference_table, reference_rows, items))
+        maxima = corpus.kept(("bleu-maxima", k), lambda: reference_maxima(reference_table, corpus.item_grams(k)))
         columns.append(clipped_matches(candidate_table, candidate_rows, maxima,
                                        corpus.candidate_entries(k, maxima.size, maxima.keys)))
     return np.stack(columns, axis=1).tolist()
@@ -507,15 +525,39 @@ class ReferenceMaxima(NamedTuple):
     size: int
 
 
-def reference_maxima(table: NgramTable, reference_rows, items) -> ReferenceMaxima:
-    """The :class:`ReferenceMaxima` of the references ``reference_rows`` of ``table``, reference ``r`` of item
-    ``items[r]``."""
+def reference_maxima(table: NgramTable, grams: ItemGrams) -> ReferenceMaxima:
+    """The :class:`ReferenceMaxima` of the references whose entries in ``table`` are ``grams``."""
+    return ReferenceMaxima(grams.keys, np.maximum.reduceat(table.counts[grams.positions], grams.first), table.size)
+
+
+class ItemGrams(NamedTuple):
+    """The entries of references in a table (:func:`item_grams`), reference ``r`` of item ``items[r]``, ordered by
+    their (item, gram) key ``item * size + gram`` (``size``: the table's), those of one key in the references' order:
+    each entry's reference (``owner``) and position in the table (``positions``), and the distinct keys, ascending
+    (``keys``), whose entries start at ``first``. A reference's entries keep their order in the table (grams
+    ascending). BLEU's maxima, CIDEr-D's document frequencies and its references' weights all read them."""
+
+    items: np.ndarray
+    owner: np.ndarray
+    positions: np.ndarray
+    keys: np.ndarray
+    first: np.ndarray
+
+
+def item_grams(table: NgramTable, reference_rows, items) -> ItemGrams:
+    """The :class:`ItemGrams` of the references ``reference_rows`` of ``table`` (an index built from sentences: grams
+    ascending within a row), reference ``r`` of item ``items[r]``.
+
+    >>> grams = item_grams(NgramIndex(["a b", "b b a"], 1).orders[0], np.array([1, 0]), np.array([0, 0]))
+    >>> [part.tolist() for part in grams[1:]]  # "b b a" holds b twice (one entry); both references hold a and b
+    [[0, 1, 0, 1], [2, 0, 3, 1], [0, 1], [0, 2]]
+    """
     owner, positions = table.entries(reference_rows)
     keys = items[owner] * table.size + table.grams[positions]  # (item, gram), once per reference holding it
-    order = np.argsort(keys)
+    order = stable_order(keys)
     keys = keys[order]
     first = run_starts(keys)
-    return ReferenceMaxima(keys[first], np.maximum.reduceat(table.counts[positions][order], first), table.size)
+    return ItemGrams(items, owner[order], positions[order], keys[first], first)
 
 
 def clipped_matches(candidate_table: NgramTable, candidate_rows, maxima: ReferenceMaxima,
@@ -759,25 +801,14 @@ def cider_document_frequencies(references: list[list[str]], n: int = 4) -> Docum
     counts: Counter = Counter()
     for table, grams in zip(index.orders[:n], index.gram_tuples()):
         # Every gram of the index is in some reference (df >= 1), and the orders' tuples differ: a plain dict update.
-        dict.update(counts, zip(grams, item_frequencies(table, index.input_rows, items).tolist()))
+        dict.update(counts, zip(grams, item_frequencies(table, item_grams(table, index.input_rows, items)).tolist()))
     return DocumentFrequencies(counts, len(references))
 
 
-def item_frequencies(table: NgramTable, reference_rows, items):
-    """Per gram of ``table``, how many items hold it in at least one of their references."""
-    owner, positions = table.entries(reference_rows)
-    held = distinct(items[owner] * table.size + table.grams[positions])
-    return np.bincount(held % table.size, minlength=table.size)
-
-
-def distinct(keys):
-    """The distinct values of an int array, ascending (a sort: numpy's hashing ``unique`` is slower here).
-
-    >>> distinct(np.array([3, 1, 3, 2])).tolist()
-    [1, 2, 3]
-    """
-    keys = np.sort(keys)
-    return keys[run_starts(keys)]
+def item_frequencies(table: NgramTable, grams: ItemGrams):
+    """Per gram of ``table``, how many items hold it in at least one of their references (whose entries in ``table``
+    are ``grams``)."""
+    return np.bincount(grams.keys % table.size, minlength=table.size)
 
 
 def run_starts(sorted_keys):
@@ -820,10 +851,10 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     for k, (candidate_table, reference_table) in enumerate(zip(candidates_index.orders[:n], references_index.orders[:n])):
         if grams is not None and frequencies is not None:
             df = np.array([frequencies.counts.get(gram, 0) for gram in grams[k]], dtype=np.float64)
-            weighted = weighted_references(reference_table, reference_rows, items, idf_of(df, log_n))
+            weighted = weighted_references(reference_table, corpus.item_grams(k), idf_of(df[:reference_table.size], log_n))
         else:
-            weighted = corpus.kept(("cider-references", k), lambda: weighted_references(
-                reference_table, reference_rows, items, idf_of(item_frequencies(reference_table, reference_rows, items), log_n)))
+            weighted = corpus.kept(("cider-references", k),
+                                   lambda: own_weighted_references(reference_table, corpus.item_grams(k), log_n))
             # A gram numbered after the references' is in none of them: df 0.
             df = np.zeros(candidate_table.size)
         idf = np.concatenate([weighted.idf, idf_of(df[len(weighted.idf):], log_n)])
@@ -834,6 +865,11 @@ def cider_d(candidates: list[str], references: list[list[str]], n: int = 4, sigm
     return np.minimum(10.0, per_item).tolist()
 
 
+def own_weighted_references(table: NgramTable, grams: ItemGrams, log_n: float) -> WeightedReferences:
+    """:func:`weighted_references` under the IDF of the references' own document frequencies."""
+    return weighted_references(table, grams, idf_of(item_frequencies(table, grams), log_n))
+
+
 def idf_of(df, log_n: float):
     """log N - log max(1, df): a gram no reference holds gets log N."""
     return log_n - np.log(np.maximum(1.0, df))
@@ -842,7 +878,7 @@ def idf_of(df, log_n: float):
 class WeightedReferences(NamedTuple):
     """The references of a call for one order of CIDEr-D (:func:`weighted_references`): ``idf`` of each gram of
     their table, the item of each reference and the norm of its vector of tf-idf weights (``norms``), and all their
-    entries ordered by ``item * len(idf) + gram``, each with its reference (``pairs``) and its weight: the entries of
+    entries ordered by ``item * len(idf) + gram`` (the table's size), each with its reference (``pairs``) and its weight: the entries of
     the distinct ``keys[i]`` are ``starts[i]:starts[i + 1]``."""
 
     idf: np.ndarray
@@ -854,18 +890,13 @@ class WeightedReferences(NamedTuple):
     weights: np.ndarray
 
 
-def weighted_references(table: NgramTable, reference_rows, items, idf) -> WeightedReferences:
-    """The :class:`WeightedReferences` of the references ``reference_rows`` of ``table`` (reference ``r`` of item
-    ``items[r]``) under ``idf`` (one per gram of the table)."""
-    pairs, positions = table.entries(reference_rows)
-    grams = table.grams[positions]
-    weights = table.counts[positions] * idf[grams]
-    norms = np.sqrt(np.bincount(pairs, weights * weights, minlength=len(reference_rows)))
-    keys = items[pairs] * len(idf) + grams
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = run_starts(keys)
-    return WeightedReferences(idf, items, norms, keys[starts], np.append(starts, len(keys)), pairs[order], weights[order])
+def weighted_references(table: NgramTable, grams: ItemGrams, idf) -> WeightedReferences:
+    """The :class:`WeightedReferences` of the references whose entries in ``table`` are ``grams``, under ``idf`` (one
+    per gram of the table)."""
+    weights = table.counts[grams.positions] * idf[table.grams[grams.positions]]
+    # Each norm sums its reference's entries in the table's order (grams ascending), as they come in ``grams``.
+    norms = np.sqrt(np.bincount(grams.owner, weights * weights, minlength=len(grams.items)))
+    return WeightedReferences(idf, grams.items, norms, grams.keys, np.append(grams.first, len(weights)), grams.owner, weights)
 
 
 def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_rows, references: WeightedReferences,
@@ -878,7 +909,7 @@ def clipped_cosines(candidate_table: NgramTable, candidate_weights, candidate_ro
 
     >>> table = NgramIndex(["a b", "a a c"], 1).orders[0]
     >>> idf = np.array([1.0, 2.0, 3.0])  # a, b, c: "a b" weighs a=1, b=2 and "a a c" a=2, c=3
-    >>> references = weighted_references(table, np.array([1, 1]), np.array([0, 1]), idf)  # items 0 and 1: "a a c"
+    >>> references = weighted_references(table, item_grams(table, np.array([1, 1]), np.array([0, 1])), idf)  # items 0, 1: "a a c"
     >>> clipped_cosines(table, table.counts * idf[table.grams], np.array([0, 1]), references).round(15).tolist()  # min(1, 2) * 2 / (√5 · √13)
     [0.248069469178417, 1.0]
     """

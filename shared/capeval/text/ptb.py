@@ -410,6 +410,10 @@ ALPHANUMERIC = str.maketrans("", "", string.ascii_letters + string.digits + " ")
 CHUNKABLE = str.maketrans("", "", "".join(c for c in map(chr, range(0x20, 0x7f)) if c not in "&/"))
 SENTENCE_BREAK = "\x00"
 SPLIT_WORD = re.compile(r"(?<![^ \n])(?:cannot|gonna|gotta|wanna)(?![^ \n])")
+# The commonest chunks with punctuation: a word of letters and digits, or such words joined by hyphens, perhaps
+# followed by one of , ; : ! ? ("dog,", "t-shirt"). The lexer reads the word as one token and the mark as another,
+# which COCO drops (no rule before the word's or the hyphenated word's reads on through one of these marks).
+WORD_AND_MARK = re.compile(r"([A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)[,;:!?]?")
 
 
 def chunked_pieces(lines: list[str]) -> list[str | None]:
@@ -458,6 +462,11 @@ def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
     for row in rows_with_others(pieces, ALPHANUMERIC):
         tokens = []
         for chunk in pieces[row].split():
+            word = chunk if chunk.isalnum() else word_before_mark(chunk)
+            if word is not None:  # most chunks of such a line: a word, its token its own lowercased
+                lowered = word.lower()
+                tokens.append(" ".join(SPLIT_WORDS[lowered]) if lowered in SPLIT_WORDS else lowered)
+                continue
             coco = chunks.get(chunk, new.get(chunk))
             if coco is None:
                 coco = new[chunk] = " ".join([t for t in ptb_tokens(chunk) if t not in COCO_PUNCTUATION])
@@ -466,6 +475,16 @@ def chunked_tokenize(pieces: list[str], chunks: StringTable) -> list[str]:
         lines[row] = " ".join(tokens)
     chunks.add(new)
     return lines
+
+
+def word_before_mark(chunk: str) -> str | None:
+    """The word of a chunk :data:`WORD_AND_MARK` matches, else None.
+
+    >>> word_before_mark("T-shirt,"), word_before_mark("dog"), word_before_mark("dog,,"), word_before_mark("(dog")
+    ('T-shirt', 'dog', None, None)
+    """
+    match = WORD_AND_MARK.fullmatch(chunk)
+    return match[1] if match else None
 
 
 TOKENIZERS = ("ptb", "ptb-java", "none")
