@@ -11,12 +11,16 @@ What the released code fixes and this module reproduces:
 * greedy decoding with the per-step scores, stopped at the conversation's separator or the end token.
 
 Several answers are generated in one batch, the prompts padded on the left (the attention mask keeps each row what it
-is alone; float rounding aside, a batch gives each row's one-at-a-time answer).
+is alone; float rounding aside, a batch gives each row's one-at-a-time answer). Rows of a batch that show the same
+image (a benchmark's several captions per image) share their prompt up to the caption: that prefix, image included,
+runs once per image and its key/value cache is copied to the rows, which run only their own ends
+(:meth:`LlavaJudge.generate`).
 """
 
 from __future__ import annotations
 
 import json
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -111,6 +115,14 @@ class LlavaJudge:
         #: Positions one image fills: its patch features (plus the class token with strategy "full").
         self.image_positions = patches + (1 if config.vision_feature_select_strategy == "full" else 0)
         self.image_token_id = config.image_token_id
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        #: Whether a prefix's cache can be copied to several rows and continued behind holes in the attention mask: a
+        #: cache of full-attention layers (a sliding window would count the holes as positions).
+        self.shares_prefixes = all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers)
+        #: The forward's and generate's name of the cache argument (``past_key_values`` before transformers 5.x's rename).
+        self.cache_argument = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
     @property
     def digit_ids(self) -> list[int]:
@@ -132,22 +144,96 @@ class LlavaJudge:
         mean = self.image_processor.image_mean
         return self.image_processor([pad_to_square(image, mean) for image in images], return_tensors="pt")["pixel_values"]
 
+    def left_padded(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``rows`` padded on the left to one width, and their attention mask (0 over the padding)."""
+        width = max(map(len, rows))
+        ids = torch.tensor([[self.pad_id] * (width - len(row)) + list(row) for row in rows], device=self.device)
+        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
+        return ids, mask
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+
+    def shared_prefixes(self, rows: Sequence[Sequence[int]], pixels: torch.Tensor) -> tuple[list[int], list[int]] | None:
+        """The rows' groups (rows whose images have equal pixels) as each row's group number, and each group's prefix
+        length: the longest common prefix of its rows' ids, short of its shortest row's last id (every row keeps
+        one id to run). ``None`` where sharing does not apply: no two rows show one image, a group's prefix ends
+        before its image's positions do (the rows' ends run without pixels), or the model's cache cannot be shared
+        (:attr:`shares_prefixes`).
+
+        >>> from types import SimpleNamespace
+        >>> judge = SimpleNamespace(shares_prefixes=True, image_token_id=9)
+        >>> pixels = torch.tensor([[0.0], [1.0], [0.0]])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5, 6, 7], [1, 9, 5], [1, 9, 5, 6, 8, 2]], pixels)
+        ([0, 1, 0], [4, 2])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 6]], torch.tensor([[0.0], [1.0]])) is None
+        True
+        """
+        if not self.shares_prefixes:
+            return None
+        group_of: list[int] = []
+        firsts: list[int] = []
+        for index in range(len(rows)):
+            group = next((g for g, first in enumerate(firsts) if torch.equal(pixels[first], pixels[index])), len(firsts))
+            if group == len(firsts):
+                firsts.append(index)
+            group_of.append(group)
+        if len(firsts) == len(rows):
+            return None
+        lengths = []
+        for group, first in enumerate(firsts):
+            members = [rows[i] for i, g in enumerate(group_of) if g == group]
+            length = min(map(len, members)) - 1
+            length = next((k for k in range(length) if any(row[k] != members[0][k] for row in members)), length)
+            image_end = max((k for k, token in enumerate(members[0]) if token == self.image_token_id), default=-1) + 1
+            if length < image_end:
+                return None
+            lengths.append(length)
+        return group_of, lengths
+
     def generate(self, prompts: Sequence[str], images: Sequence[Image.Image], *, stop: str, max_new_tokens: int,
                  dtype: torch.dtype) -> list[Generation]:
-        """Greedy answers to ``prompts`` (one image each) in one batch, each cut after its end token or ``stop``."""
+        """Greedy answers to ``prompts`` (one image each) in one batch, each cut after its end token or ``stop``.
+
+        Where rows share an image and a prompt prefix (:meth:`shared_prefixes`), each group's prefix runs once (the
+        groups' prefixes in one left-padded batch) and its cache is copied to the group's rows; generation goes on
+        from there with every row's end left-padded behind its prefix, the holes masked, so that each row's
+        positions are those of its prompt alone (generate numbers positions by the mask's cumulative sum). Elsewhere
+        the whole prompts run, left-padded, as one batch."""
         rows = [self.prompt_ids(prompt) for prompt in prompts]
-        width = max(map(len, rows))
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        input_ids = torch.tensor([[pad] * (width - len(row)) + row for row in rows], device=self.device)
-        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
+        pixels = self.pixels(images)
+        groups = self.shared_prefixes(rows, pixels)
+        pixels = pixels.to(self.device, dtype)
         with torch.inference_mode():
-            out = self.model.generate(input_ids=input_ids, attention_mask=mask, pixel_values=self.pixels(images).to(self.device, dtype),
-                                      do_sample=False, num_beams=1, max_new_tokens=max_new_tokens, output_scores=True,
-                                      return_dict_in_generate=True, stop_strings=[stop], tokenizer=self.tokenizer,
-                                      pad_token_id=pad)
+            if groups is None:
+                input_ids, mask = self.left_padded(rows)
+                inputs = {"pixel_values": pixels}
+            else:
+                input_ids, mask, cache = self.prefilled(rows, pixels, *groups)
+                inputs = {self.cache_argument: cache}
+            out = self.model.generate(input_ids=input_ids, attention_mask=mask, **inputs, do_sample=False, num_beams=1,
+                                      max_new_tokens=max_new_tokens, output_scores=True, return_dict_in_generate=True,
+                                      stop_strings=[stop], tokenizer=self.tokenizer, pad_token_id=self.pad_id)
         steps = torch.stack(out.scores, 1).float().cpu()
-        generated = out.sequences[:, width:].cpu()
+        generated = out.sequences[:, input_ids.shape[1]:].cpu()
         return [self._answer(generated[row].tolist(), steps[row], stop) for row in range(len(rows))]
+
+    def prefilled(self, rows: Sequence[Sequence[int]], pixels: torch.Tensor, group_of: Sequence[int],
+                  lengths: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        """Each group's prefix run once (with its image), its cache copied to the group's rows: the rows' ids and
+        attention mask (prefix, then the row's own end, each left-padded) and the cache holding the prefixes."""
+        from transformers import DynamicCache
+
+        firsts = [group_of.index(group) for group in range(len(lengths))]
+        prefix_ids, prefix_mask = self.left_padded([rows[first][:length] for first, length in zip(firsts, lengths)])
+        cache = DynamicCache(config=self.model.config)
+        self.model(input_ids=prefix_ids, attention_mask=prefix_mask, position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0),
+                   pixel_values=pixels[firsts], use_cache=True, logits_to_keep=1, **{self.cache_argument: cache})
+        select = torch.tensor(group_of, device=self.device)
+        cache.batch_select_indices(select)
+        end_ids, end_mask = self.left_padded([row[lengths[group]:] for row, group in zip(rows, group_of)])
+        return torch.cat([prefix_ids[select], end_ids], 1), torch.cat([prefix_mask[select], end_mask], 1), cache
 
     def _answer(self, ids: list[int], logits: torch.Tensor, stop: str) -> Generation:
         """One row of a batch cut where its generation ended: at its end token or once its text holds ``stop``."""
