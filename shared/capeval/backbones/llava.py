@@ -364,13 +364,18 @@ def load_llava(name_or_path: str, *, adapter: str | None, device: torch.device, 
 SCRIPTED_ANSWER = (":", " ", "0", ".", "7", "</s>")
 
 
-def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1.0) -> str:
+def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1.0, text_sizes: dict[str, int] | None = None,
+                        vision_sizes: dict[str, int] | None = None, dtype: str = "float32", device: str = "cpu") -> str:
     """Save a tiny Llava (CLIP vision tower of 4 patches, one-layer Llama over a character vocabulary) whose greedy
     answer to any prompt ending in ':' is " 0.7" then the end token, loadable like a user's checkpoint (model,
     tokenizer, image processor). Its next-token logits are a table of the current character (one-hot embeddings
     read back by the output layer), plus what attention brings from the caption and the image, scaled by
     ``context``: so the digits' probabilities, and the smoothed score, depend on the caption and the image while
     the answer stays the same. A stand-in for LLaVA-1.5-13B in tests and examples.
+
+    ``text_sizes`` and ``vision_sizes`` replace sizes of the Llama's and the CLIP tower's configs (e.g. LLaVA-1.5-13B's,
+    for timings: the layers after the first compute at their full cost and add nothing, so the answer stays
+    scripted); the model is built in ``dtype`` on ``device``.
 
     >>> import tempfile
     >>> from transformers import LlavaForConditionalGeneration
@@ -394,18 +399,27 @@ def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
                                         pad_token="<pad>", additional_special_tokens=[IMAGE_TOKEN], model_max_length=4096)
     tokenizer.save_pretrained(folder)
-    CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}, image_mean=list(OPENAI_CLIP_MEAN),
+    text: dict[str, Any] = {"vocab_size": len(vocab), "hidden_size": 128, "intermediate_size": 64, "num_hidden_layers": 1,
+                            "num_attention_heads": 4, "num_key_value_heads": 4, **(text_sizes or {})}
+    vision: dict[str, Any] = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                              "image_size": 28, "patch_size": 14, "projection_dim": 16, **(vision_sizes or {})}
+    side = vision["image_size"]
+    CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side}, image_mean=list(OPENAI_CLIP_MEAN),
                        image_std=[0.26862954, 0.26130258, 0.27577711]).save_pretrained(folder)
-    width = 128
+    width = text["hidden_size"]
     torch.manual_seed(seed)
     config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                       image_size=28, patch_size=14, projection_dim=16),
-        text_config=LlamaConfig(vocab_size=len(vocab), hidden_size=width, intermediate_size=64, num_hidden_layers=1,
-                                num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
-                                bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"], pad_token_id=vocab["<pad>"]),
-        image_token_index=vocab[IMAGE_TOKEN], image_seq_length=4)
-    model = LlavaForConditionalGeneration(config).eval()
+        vision_config=CLIPVisionConfig(**vision),
+        text_config=LlamaConfig(**text, max_position_embeddings=4096, bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"],
+                                pad_token_id=vocab["<pad>"]),
+        image_token_index=vocab[IMAGE_TOKEN], image_seq_length=(side // vision["patch_size"]) ** 2)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, dtype))
+    try:
+        with torch.device(device):
+            model = LlavaForConditionalGeneration(config).eval()
+    finally:
+        torch.set_default_dtype(default_dtype)
     table = torch.full((len(vocab), len(vocab)), -4.0)
     digits = [vocab[d] for d in "0123456789"]
     table[:, digits] = 2.0  # digits close behind every step's choice, so their probabilities carry the context
@@ -413,11 +427,18 @@ def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1
         table[vocab[current], vocab[following]] = 6.0
     with torch.no_grad():
         language = model.model.language_model
-        language.embed_tokens.weight.copy_(torch.eye(len(vocab), width))
+        language.embed_tokens.weight.copy_(torch.eye(text["vocab_size"], width))
         layer = language.layers[0]
-        layer.self_attn.o_proj.weight.mul_(context * 8)
+        # What attention adds grows with the width (random projections of a one-hot): scaled to weigh against the
+        # one-hot as at the default width 128.
+        layer.self_attn.o_proj.weight.mul_(context * 8 * (128 / width) ** 1.5)
         layer.mlp.down_proj.weight.zero_()
+        for later in language.layers[1:]:
+            later.self_attn.o_proj.weight.zero_()
+            later.mlp.down_proj.weight.zero_()
         # After the final RMSNorm a one-hot embedding is sqrt(width) times the one-hot: read back the table's row.
-        model.lm_head.weight.copy_(torch.cat([table.T, torch.zeros(len(vocab), width - len(vocab))], 1) / width ** 0.5)
+        readback = torch.zeros(text["vocab_size"], width)
+        readback[: len(vocab), : len(vocab)] = table.T
+        model.lm_head.weight.copy_(readback / width ** 0.5)
     model.save_pretrained(folder)
     return str(folder)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from PIL import Image
 
-from capeval.backbones.llava import load_llava, render_prompt
+from capeval.backbones.llava import render_prompt, save_scripted_llava
 from capeval.scoring.expert import ExpertScorer
 from capeval.scoring.fleur import FleurScorer
 
@@ -123,3 +123,18 @@ def test_a_sliding_window_cache_is_not_shared():
 
     assert not judge(16).shares_prefixes
     assert judge(None).shares_prefixes
+
+
+@pytest.mark.slow
+def test_the_scripted_llava_at_other_sizes_keeps_its_answer_and_shares_its_prefix(tmp_path, judge_images, monkeypatch):
+    # The speed benchmarks' stand-ins: more and wider layers, a vision tower of 16 patches.
+    model = save_scripted_llava(tmp_path, text_sizes={"hidden_size": 192, "num_hidden_layers": 3},
+                                vision_sizes={"image_size": 56, "num_hidden_layers": 1})
+    judge = judge_of(model)
+    assert judge.image_positions == 16 and judge.model.config.text_config.num_hidden_layers == 3
+    scorer = FleurScorer(model, device="cpu", cache=False)
+    shared = scorer.score(CAPTIONS[:3], images=[judge_images[0]] * 3)
+    whole_prompts(monkeypatch, judge)
+    whole = scorer.score(CAPTIONS[:3], images=[judge_images[0]] * 3)
+    assert shared.details["answer"] == whole.details["answer"] == ["0.7"] * 3
+    assert shared["fleur"] == pytest.approx(whole["fleur"], abs=1e-6) and len(set(shared["fleur"])) == 3
