@@ -167,7 +167,11 @@ class LlavaJudge:
         >>> pixels = torch.tensor([[0.0], [1.0], [0.0]])
         >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5, 6, 7], [1, 9, 5], [1, 9, 5, 6, 8, 2]], pixels)
         ([0, 1, 0], [4, 2])
-        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 6]], torch.tensor([[0.0], [1.0]])) is None
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 5]], torch.tensor([[0.0], [0.0]]))  # one id kept to run
+        ([0, 0], [2])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 6]], torch.tensor([[0.0], [1.0]])) is None  # two images
+        True
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [2, 9, 5]], torch.tensor([[0.0], [0.0]])) is None  # differ before the image
         True
         """
         if not self.shares_prefixes:
