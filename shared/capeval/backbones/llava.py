@@ -11,12 +11,16 @@ What the released code fixes and this module reproduces:
 * greedy decoding with the per-step scores, stopped at the conversation's separator or the end token.
 
 Several answers are generated in one batch, the prompts padded on the left (the attention mask keeps each row what it
-is alone; float rounding aside, a batch gives each row's one-at-a-time answer).
+is alone; float rounding aside, a batch gives each row's one-at-a-time answer). Rows of a batch that show the same
+image (a benchmark's several captions per image) share their prompt up to the caption: that prefix, image included,
+runs once per image and its key/value cache is copied to the rows, which run only their own ends
+(:meth:`LlavaJudge.generate`).
 """
 
 from __future__ import annotations
 
 import json
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -111,6 +115,14 @@ class LlavaJudge:
         #: Positions one image fills: its patch features (plus the class token with strategy "full").
         self.image_positions = patches + (1 if config.vision_feature_select_strategy == "full" else 0)
         self.image_token_id = config.image_token_id
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        #: Whether a prefix's cache can be copied to several rows and continued behind holes in the attention mask: a
+        #: cache of full-attention layers (a sliding window would count the holes as positions).
+        self.shares_prefixes = all(type(layer) is DynamicLayer for layer in DynamicCache(config=config).layers)
+        #: The forward's and generate's name of the cache argument (``past_key_values`` before transformers 5.x's rename).
+        self.cache_argument = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
     @property
     def digit_ids(self) -> list[int]:
@@ -132,22 +144,100 @@ class LlavaJudge:
         mean = self.image_processor.image_mean
         return self.image_processor([pad_to_square(image, mean) for image in images], return_tensors="pt")["pixel_values"]
 
+    def left_padded(self, rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``rows`` padded on the left to one width, and their attention mask (0 over the padding)."""
+        width = max(map(len, rows))
+        ids = torch.tensor([[self.pad_id] * (width - len(row)) + list(row) for row in rows], device=self.device)
+        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
+        return ids, mask
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+
+    def shared_prefixes(self, rows: Sequence[Sequence[int]], pixels: torch.Tensor) -> tuple[list[int], list[int]] | None:
+        """The rows' groups (rows whose images have equal pixels) as each row's group number, and each group's prefix
+        length: the longest common prefix of its rows' ids, short of its shortest row's last id (every row keeps
+        one id to run). ``None`` where sharing does not apply: no two rows show one image, a group's prefix ends
+        before its image's positions do (the rows' ends run without pixels), or the model's cache cannot be shared
+        (:attr:`shares_prefixes`).
+
+        >>> from types import SimpleNamespace
+        >>> judge = SimpleNamespace(shares_prefixes=True, image_token_id=9)
+        >>> pixels = torch.tensor([[0.0], [1.0], [0.0]])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5, 6, 7], [1, 9, 5], [1, 9, 5, 6, 8, 2]], pixels)
+        ([0, 1, 0], [4, 2])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 5]], torch.tensor([[0.0], [0.0]]))  # one id kept to run
+        ([0, 0], [2])
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [1, 9, 6]], torch.tensor([[0.0], [1.0]])) is None  # two images
+        True
+        >>> LlavaJudge.shared_prefixes(judge, [[1, 9, 5], [2, 9, 5]], torch.tensor([[0.0], [0.0]])) is None  # differ before the image
+        True
+        """
+        if not self.shares_prefixes:
+            return None
+        group_of: list[int] = []
+        firsts: list[int] = []
+        for index in range(len(rows)):
+            group = next((g for g, first in enumerate(firsts) if torch.equal(pixels[first], pixels[index])), len(firsts))
+            if group == len(firsts):
+                firsts.append(index)
+            group_of.append(group)
+        if len(firsts) == len(rows):
+            return None
+        lengths = []
+        for group, first in enumerate(firsts):
+            members = [rows[i] for i, g in enumerate(group_of) if g == group]
+            length = min(map(len, members)) - 1
+            length = next((k for k in range(length) if any(row[k] != members[0][k] for row in members)), length)
+            image_end = max((k for k, token in enumerate(members[0]) if token == self.image_token_id), default=-1) + 1
+            if length < image_end:
+                return None
+            lengths.append(length)
+        return group_of, lengths
+
     def generate(self, prompts: Sequence[str], images: Sequence[Image.Image], *, stop: str, max_new_tokens: int,
                  dtype: torch.dtype) -> list[Generation]:
-        """Greedy answers to ``prompts`` (one image each) in one batch, each cut after its end token or ``stop``."""
+        """Greedy answers to ``prompts`` (one image each) in one batch, each cut after its end token or ``stop``.
+
+        Where rows share an image and a prompt prefix (:meth:`shared_prefixes`), each group's prefix runs once (the
+        groups' prefixes in one left-padded batch) and its cache is copied to the group's rows; generation goes on
+        from there with every row's end left-padded behind its prefix, the holes masked, so that each row's
+        positions are those of its prompt alone (generate numbers positions by the mask's cumulative sum). Elsewhere
+        the whole prompts run, left-padded, as one batch."""
         rows = [self.prompt_ids(prompt) for prompt in prompts]
-        width = max(map(len, rows))
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        input_ids = torch.tensor([[pad] * (width - len(row)) + row for row in rows], device=self.device)
-        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
+        pixels = self.pixels(images)
+        groups = self.shared_prefixes(rows, pixels)
+        pixels = pixels.to(self.device, dtype)
         with torch.inference_mode():
-            out = self.model.generate(input_ids=input_ids, attention_mask=mask, pixel_values=self.pixels(images).to(self.device, dtype),
-                                      do_sample=False, num_beams=1, max_new_tokens=max_new_tokens, output_scores=True,
-                                      return_dict_in_generate=True, stop_strings=[stop], tokenizer=self.tokenizer,
-                                      pad_token_id=pad)
+            if groups is None:
+                input_ids, mask = self.left_padded(rows)
+                inputs = {"pixel_values": pixels}
+            else:
+                input_ids, mask, cache = self.prefilled(rows, pixels, *groups)
+                inputs = {self.cache_argument: cache}
+            out = self.model.generate(input_ids=input_ids, attention_mask=mask, **inputs, do_sample=False, num_beams=1,
+                                      max_new_tokens=max_new_tokens, output_scores=True, return_dict_in_generate=True,
+                                      stop_strings=[stop], tokenizer=self.tokenizer, pad_token_id=self.pad_id)
         steps = torch.stack(out.scores, 1).float().cpu()
-        generated = out.sequences[:, width:].cpu()
+        generated = out.sequences[:, input_ids.shape[1]:].cpu()
         return [self._answer(generated[row].tolist(), steps[row], stop) for row in range(len(rows))]
+
+    def prefilled(self, rows: Sequence[Sequence[int]], pixels: torch.Tensor, group_of: Sequence[int],
+                  lengths: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, Any]:
+        """Each group's prefix run once (with its image), its cache copied to the group's rows: the rows' ids and
+        attention mask (prefix, then the row's own end, each left-padded) and the cache holding the prefixes."""
+        from transformers import DynamicCache
+
+        firsts = [group_of.index(group) for group in range(len(lengths))]
+        prefix_ids, prefix_mask = self.left_padded([rows[first][:length] for first, length in zip(firsts, lengths)])
+        cache = DynamicCache(config=self.model.config)
+        self.model(input_ids=prefix_ids, attention_mask=prefix_mask, position_ids=(prefix_mask.cumsum(-1) - 1).clamp(min=0),
+                   pixel_values=pixels[firsts], use_cache=True, logits_to_keep=1, **{self.cache_argument: cache})
+        select = torch.tensor(group_of, device=self.device)
+        cache.batch_select_indices(select)
+        end_ids, end_mask = self.left_padded([row[lengths[group]:] for row, group in zip(rows, group_of)])
+        return torch.cat([prefix_ids[select], end_ids], 1), torch.cat([prefix_mask[select], end_mask], 1), cache
 
     def _answer(self, ids: list[int], logits: torch.Tensor, stop: str) -> Generation:
         """One row of a batch cut where its generation ended: at its end token or once its text holds ``stop``."""
@@ -278,13 +368,18 @@ def load_llava(name_or_path: str, *, adapter: str | None, device: torch.device, 
 SCRIPTED_ANSWER = (":", " ", "0", ".", "7", "</s>")
 
 
-def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1.0) -> str:
+def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1.0, text_sizes: dict[str, int] | None = None,
+                        vision_sizes: dict[str, int] | None = None, dtype: str = "float32", device: str = "cpu") -> str:
     """Save a tiny Llava (CLIP vision tower of 4 patches, one-layer Llama over a character vocabulary) whose greedy
     answer to any prompt ending in ':' is " 0.7" then the end token, loadable like a user's checkpoint (model,
     tokenizer, image processor). Its next-token logits are a table of the current character (one-hot embeddings
     read back by the output layer), plus what attention brings from the caption and the image, scaled by
     ``context``: so the digits' probabilities, and the smoothed score, depend on the caption and the image while
     the answer stays the same. A stand-in for LLaVA-1.5-13B in tests and examples.
+
+    ``text_sizes`` and ``vision_sizes`` replace sizes of the Llama's and the CLIP tower's configs (e.g. LLaVA-1.5-13B's,
+    for timings: the layers after the first compute at their full cost and add nothing, so the answer stays
+    scripted); the model is built in ``dtype`` on ``device``.
 
     >>> import tempfile
     >>> from transformers import LlavaForConditionalGeneration
@@ -308,18 +403,27 @@ def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
                                         pad_token="<pad>", additional_special_tokens=[IMAGE_TOKEN], model_max_length=4096)
     tokenizer.save_pretrained(folder)
-    CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}, image_mean=list(OPENAI_CLIP_MEAN),
+    text: dict[str, Any] = {"vocab_size": len(vocab), "hidden_size": 128, "intermediate_size": 64, "num_hidden_layers": 1,
+                            "num_attention_heads": 4, "num_key_value_heads": 4, **(text_sizes or {})}
+    vision: dict[str, Any] = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                              "image_size": 28, "patch_size": 14, "projection_dim": 16, **(vision_sizes or {})}
+    side = vision["image_size"]
+    CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side}, image_mean=list(OPENAI_CLIP_MEAN),
                        image_std=[0.26862954, 0.26130258, 0.27577711]).save_pretrained(folder)
-    width = 128
+    width = text["hidden_size"]
     torch.manual_seed(seed)
     config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                       image_size=28, patch_size=14, projection_dim=16),
-        text_config=LlamaConfig(vocab_size=len(vocab), hidden_size=width, intermediate_size=64, num_hidden_layers=1,
-                                num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
-                                bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"], pad_token_id=vocab["<pad>"]),
-        image_token_index=vocab[IMAGE_TOKEN], image_seq_length=4)
-    model = LlavaForConditionalGeneration(config).eval()
+        vision_config=CLIPVisionConfig(**vision),
+        text_config=LlamaConfig(**text, max_position_embeddings=4096, bos_token_id=vocab["<s>"], eos_token_id=vocab["</s>"],
+                                pad_token_id=vocab["<pad>"]),
+        image_token_index=vocab[IMAGE_TOKEN], image_seq_length=(side // vision["patch_size"]) ** 2)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, dtype))
+    try:
+        with torch.device(device):
+            model = LlavaForConditionalGeneration(config).eval()
+    finally:
+        torch.set_default_dtype(default_dtype)
     table = torch.full((len(vocab), len(vocab)), -4.0)
     digits = [vocab[d] for d in "0123456789"]
     table[:, digits] = 2.0  # digits close behind every step's choice, so their probabilities carry the context
@@ -327,11 +431,18 @@ def save_scripted_llava(folder: str | Path, *, seed: int = 0, context: float = 1
         table[vocab[current], vocab[following]] = 6.0
     with torch.no_grad():
         language = model.model.language_model
-        language.embed_tokens.weight.copy_(torch.eye(len(vocab), width))
+        language.embed_tokens.weight.copy_(torch.eye(text["vocab_size"], width))
         layer = language.layers[0]
-        layer.self_attn.o_proj.weight.mul_(context * 8)
+        # What attention adds grows with the width (random projections of a one-hot): scaled to weigh against the
+        # one-hot as at the default width 128.
+        layer.self_attn.o_proj.weight.mul_(context * 8 * (128 / width) ** 1.5)
         layer.mlp.down_proj.weight.zero_()
+        for later in language.layers[1:]:
+            later.self_attn.o_proj.weight.zero_()
+            later.mlp.down_proj.weight.zero_()
         # After the final RMSNorm a one-hot embedding is sqrt(width) times the one-hot: read back the table's row.
-        model.lm_head.weight.copy_(torch.cat([table.T, torch.zeros(len(vocab), width - len(vocab))], 1) / width ** 0.5)
+        readback = torch.zeros(text["vocab_size"], width)
+        readback[: len(vocab), : len(vocab)] = table.T
+        model.lm_head.weight.copy_(readback / width ** 0.5)
     model.save_pretrained(folder)
     return str(folder)

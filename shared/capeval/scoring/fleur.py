@@ -222,10 +222,13 @@ class LlavaJudgeScorer(CaptionScorer):
         """``read`` of the judge's answer to each prompt with its image: from the answer cache, else generated in
         batches (and then kept); the counts go to :attr:`usage`."""
         cache = ResponseCache() if self.cache else None
-        keys = [request_key(LLAVA_BACKEND, model_id(self.model_name), "", self.request(prompt, image_digest(image, name=f"images[{i}]")))
-                for i, (prompt, image) in enumerate(zip(prompts, images))]
+        digests = [image_digest(image, name=f"images[{i}]") for i, image in enumerate(images)]
+        keys = [request_key(LLAVA_BACKEND, model_id(self.model_name), "", self.request(prompt, digest))
+                for prompt, digest in zip(prompts, digests)]
         answers: list[dict[str, Any] | None] = [cache.get(key) if cache else None for key in keys]
-        missing = [i for i, answer in enumerate(answers) if answer is None]
+        # Captions of one image side by side, so that a batch holds them together and runs their prompt's prefix once.
+        first_seen = {digest: i for i, digest in reversed(list(enumerate(digests)))}
+        missing = sorted((i for i, answer in enumerate(answers) if answer is None), key=lambda i: first_seen[digests[i]])
         for start in progress(range(0, len(missing), batch_size), desc=self.title, show=show_progress):
             rows = missing[start : start + batch_size]
             pictures = [open_image(images[i], name=f"images[{i}]").convert("RGB") for i in rows]
