@@ -75,7 +75,7 @@ def target_side(metric: str):
                                   probe=None, full_limit=80, compile_limit=150, output=None)
         name = "CPU" if args.device == "cpu" else __import__("torch").cuda.get_device_name()
         with tempfile.TemporaryDirectory() as folder:
-            return {"figures": bench_gpu_targets.MEASURES[metric](args, name, Path(folder))}
+            return {"figures": bench_gpu_targets.measure(metric, args, name, Path(folder))}
     return call
 
 
