@@ -74,16 +74,3 @@ def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):
     assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10 and cleared == [True]
     # 40 captions projected from 10: four times the probe (both figures rounded as shown).
     assert abs(over["projected_s"] - over["probe_s"] * 4) <= 0.07 and "warm_s" not in over
-
-
-@pytest.mark.slow
-def test_the_batch_size_sweep_runs_quick_on_cpu(tmp_path):
-    output = tmp_path / "sweep.json"
-    run = subprocess.run([sys.executable, str(REPO / "speed/bench_batch_sizes.py"), "--quick", "--rows", "4", "--metrics", "umic",
-                          "--dtype", "float32", "bfloat16", "--batch-sizes", "1,4", "--output", str(output)],
-                         capture_output=True, text=True, cwd=REPO / "speed")
-    assert run.returncode == 0, run.stderr
-    rows = json.loads(output.read_text())["rows"]
-    assert [(row["dtype"], row["batch_size"]) for row in rows] == [("float32", 1), ("float32", 4), ("bfloat16", 1), ("bfloat16", 4)]
-    assert all(row["captions"] == 4 and row["warm_s"] > 0 for row in rows)
-    assert "| umic | bfloat16 | 4 |" in run.stdout

@@ -184,3 +184,23 @@ def test_amber_runs_on_the_repositorys_fixture_and_its_objects_equal_nltks(tmp_p
         ("cold process", True, 0.0), ("warm", True, 0.0)]
     released = benchmarks["amber_released"]["sides"]["released"]
     assert released["skipped"] == "CAPEVAL_BENCH_AMBER_RELEASED is not set (it names a file the repository does not hold)"
+
+
+@pytest.mark.models
+def test_a_batch_size_sweep_call_starts_with_the_feature_caches_emptied(monkeypatch):
+    """`batch_sizes`: each timed call encodes everything in batches of its size (a warm call reading the encodings
+    kept by the warm-up would time no batch at all); the calls of `karpathy` keep them (its warm mode)."""
+    from capeval import models
+
+    import benchmarks.gpu as gpu
+
+    cleared = []
+    monkeypatch.setattr(models, "clear_feature_caches", lambda: cleared.append(True))
+    monkeypatch.setenv("CAPEVAL_BENCH_DEVICE", "cpu")
+    inputs = {"rows": 2, "quick": True}
+    for batch_size, expected in ((4, [True]), (None, [])):
+        prepare, call = gpu.karpathy_side("bleu", "float32", batch_size)
+        prepare(inputs)
+        cleared.clear()
+        assert set(call(inputs, "warm")["corpus"]) >= {"bleu_4"}
+        assert cleared == expected, batch_size
