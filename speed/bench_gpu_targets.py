@@ -296,6 +296,15 @@ def clip_score(args, device_name: str, folder: Path) -> dict:
 MEASURES: dict[str, Callable[[Any, str, Path], dict]] = {"vilbertscore": vilbertscore, "qace_ref": qace_ref, "clip_score": clip_score}
 
 
+def measure(metric: str, args: argparse.Namespace, device_name: str, folder: Path) -> dict:
+    """One goal's figures, labelled with the metric and the card (``device_name``) at the top and in every row, so
+    that rows copied out of the JSON keep it."""
+    result = MEASURES[metric](args, device_name, folder)
+    for row in result["rows"]:
+        row["device"] = device_name
+    return {"metric": metric, "device": device_name, "quick": args.quick, **result}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("metric", choices=sorted(MEASURES))
@@ -317,11 +326,7 @@ def main() -> None:
     print(f"{args.metric} on {device_name} ({torch.get_num_threads()} torch threads, {len(os.sched_getaffinity(0))} cores); "
           f"{'tiny (--quick)' if args.quick else 'real-size'} random-weight models; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as folder:
-        result = MEASURES[args.metric](args, device_name, Path(folder))
-    # The card beside every figure, so that rows copied out of the JSON keep it.
-    for row in result["rows"]:
-        row["device"] = device_name
-    result = {"metric": args.metric, "device": device_name, "quick": args.quick, **result}
+        result = measure(args.metric, args, device_name, Path(folder))
     print(json.dumps(result, indent=1))
     if args.output:
         Path(args.output).write_text(json.dumps(result, indent=1))

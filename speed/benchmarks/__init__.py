@@ -8,7 +8,7 @@ from dataclasses import replace
 from harness import Benchmark
 
 #: The family modules, in the order ``--list`` and the docs show them.
-FAMILIES = ("coco", "text", "models", "judges", "chair", "capture", "lmms", "gpu")
+FAMILIES = ("coco", "text", "models", "judges", "chair", "amber", "capture", "lmms", "gpu")
 
 
 def collect() -> dict[str, Benchmark]:

@@ -11,10 +11,12 @@ released code requires.
 
 The released file is not in the repository: ``CAPEVAL_BENCH_CHAIR_ORIGINAL`` names a copy of LisaAnne/Hallucination's
 ``utils/chair.py`` (Python 2: its three ``print`` statements made calls; ``utils/misc.py`` may be a one-line ``import
-os``; ``data/synonyms.txt`` beside ``utils/``; it needs ``pattern.en`` and NLTK's ``punkt_tab``), and
-``CAPEVAL_BENCH_CHAIR_OPERA`` shikiw/OPERA's ``chair.py``. ``CAPEVAL_BENCH_TAGGER_PICKLE`` (a pickled ``(weights,
-tagdict, classes)`` of NLTK's averaged-perceptron kind, e.g. textblob-aptagger's) replaces NLTK's tagger weights on
-both sides where NLTK's own are not installed. Without the released file its side is skipped, and says so."""
+os``; ``data/synonyms.txt`` beside ``utils/``; it needs ``pattern.en``), and ``CAPEVAL_BENCH_CHAIR_OPERA`` shikiw/OPERA's
+``chair.py``. ``CAPEVAL_BENCH_TAGGER_PICKLE`` (a pickled ``(weights, tagdict, classes)`` of NLTK's averaged-perceptron
+kind, e.g. textblob-aptagger's) replaces NLTK's tagger weights on both sides where NLTK's own are not installed
+(OPERA's variant tags: without either, its sides are skipped, and say so); where NLTK's ``punkt_tab`` or WordNet
+corpus is missing, the released code reads stand-ins (:func:`data.nltk_data_stand_ins`). Without the released file
+its side is skipped, and says so."""
 
 from __future__ import annotations
 
@@ -22,11 +24,10 @@ import json
 import os
 from pathlib import Path
 
-from data import golden
+from data import NEEDS_TAGGER, TAGGER, golden, nltk_data_stand_ins, stand_in_tagger_weights, tagger_about
 from harness import Benchmark, Compare, Side
 
 RELEASED = {"original": "CAPEVAL_BENCH_CHAIR_ORIGINAL", "opera": "CAPEVAL_BENCH_CHAIR_OPERA"}
-TAGGER = "CAPEVAL_BENCH_TAGGER_PICKLE"
 STATE: dict = {}
 
 
@@ -34,7 +35,7 @@ def image_id(file_name: str) -> int:
     return int(file_name.rsplit("_", 1)[1].split(".")[0])
 
 
-def chair_data(kind: str):
+def chair_data(kind: str, variant: str):
     def data(folder: Path, quick: bool):
         from capeval.scoring.chair import COCO_SYNONYMS
 
@@ -55,17 +56,15 @@ def chair_data(kind: str):
             (annotations / f"instances_{split}2014.json").write_text(json.dumps({**base, "annotations": [], "categories": categories}))
         return ({"captions": captions, "files": files, "annotations": str(annotations), "work": str(folder)},
                 {"description": f"one system's Karpathy-test captions ({kind}: "
-                                f"{'about 10 words' if kind == 'coco' else 'five-sentence paragraphs, about 42 words'})",
+                                f"{'about 10 words' if kind == 'coco' else 'five-sentence paragraphs, about 42 words'})"
+                                + (f", {tagger_about()}" if variant == "opera" else ""),
                  "items": len(captions)})
     return data
 
 
 def stand_in_tagger() -> None:
     """Where ``CAPEVAL_BENCH_TAGGER_PICKLE`` is set: NLTK's ``pos_tag`` and capeval's batched tagger read its weights."""
-    import pickle
-
-    path = os.environ.get(TAGGER)
-    if not path:
+    if not os.environ.get(TAGGER):
         return
     import nltk
     from nltk.tag.perceptron import PerceptronTagger
@@ -73,8 +72,7 @@ def stand_in_tagger() -> None:
     import capeval.scoring.chair as chair
     from capeval.text.english import PerceptronTags
 
-    with open(path, "rb") as handle:
-        weights, tagdict, classes = pickle.load(handle, encoding="latin1")
+    weights, tagdict, classes = stand_in_tagger_weights()
     tagger = PerceptronTagger(load=False)
     tagger.model.weights, tagger.tagdict = weights, tagdict
     tagger.classes = tagger.model.classes = set(classes)
@@ -86,6 +84,7 @@ def prepare(inputs: dict) -> dict:
     import nltk  # noqa: F401  (both sides import NLTK and numpy untimed)
     import numpy  # noqa: F401
 
+    nltk_data_stand_ins(Path(inputs["work"]) / f"nltk_data_{os.getpid()}")
     stand_in_tagger()
     return inputs
 
@@ -148,12 +147,17 @@ def released_side(port: str):
     return call
 
 
+def tagging(variant: str) -> tuple[str, ...]:
+    """What a side of ``variant`` needs: NLTK, and for OPERA's (which tags) the tagger's weights or their stand-in."""
+    return ("nltk", NEEDS_TAGGER) if variant == "opera" else ("nltk",)
+
+
 def declare() -> list[Benchmark]:
     return [Benchmark(f"chair{'' if kind == 'coco' else '_long'}{'' if variant == 'original' else '_opera'}",
                       f"CHAIR ({variant}) on 5,000 {'captions' if kind == 'coco' else 'paragraphs'}, one core, against "
-                      f"the released chair.py", chair_data(kind), cores=1,
-                      sides=(Side("capeval", capeval_side(variant), prepare=prepare, requires=("nltk",)),
+                      f"the released chair.py", chair_data(kind, variant), cores=1,
+                      sides=(Side("capeval", capeval_side(variant), prepare=prepare, requires=tagging(variant)),
                              Side("released", released_side(variant), role="peer", prepare=prepare,
-                                  requires=("nltk", f"env:{RELEASED[variant]}"), label="released chair.py")),
+                                  requires=(*tagging(variant), f"env:{RELEASED[variant]}"), label="released chair.py")),
                       compare=(Compare("capeval", "released", tolerance=0.0),))
             for variant in ("original", "opera") for kind in ("coco", "long")]

@@ -39,7 +39,9 @@ def device() -> str:
 
 def karpathy_side(metric: str, dtype: str, batch_size: int | None = None):
     """``capeval.evaluate`` of one metric: built (untimed) in the side's process, then cold (models loaded from disk,
-    every cache empty) and warm (the same call again)."""
+    every cache empty) and warm (the same call again). With a ``batch_size`` (the sweeps), every call starts with
+    capeval's cross-call feature caches emptied, so that each encodes everything in batches of that size (the models
+    stay loaded)."""
     state: dict = {}
 
     def prepare(inputs: dict) -> dict:
@@ -56,7 +58,10 @@ def karpathy_side(metric: str, dtype: str, batch_size: int | None = None):
 
     def call(inputs: dict, label: str) -> dict:
         import capeval
+        from capeval.models import clear_feature_caches
 
+        if batch_size is not None:
+            clear_feature_caches()
         result = capeval.evaluate(state["captions"], metrics=[state["spec"]], batch_size=batch_size, show_progress=False,
                                   **state["inputs"])
         return {"corpus": {key: float(value) for key, value in result.corpus.items()}}
@@ -75,7 +80,7 @@ def target_side(metric: str):
                                   probe=None, full_limit=80, compile_limit=150, output=None)
         name = "CPU" if args.device == "cpu" else __import__("torch").cuda.get_device_name()
         with tempfile.TemporaryDirectory() as folder:
-            return {"figures": bench_gpu_targets.MEASURES[metric](args, name, Path(folder))}
+            return {"figures": bench_gpu_targets.measure(metric, args, name, Path(folder))}
     return call
 
 

