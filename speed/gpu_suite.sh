@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The device session's one prepared run: the CUDA parity tests and the speed suite's GPU declarations (step 21's goals
-# beside their goals, UMIC, Polos, CAPTURE, Visual-T5), written to one JSON (a device session has minutes).
+# beside their goals, UMIC, Polos, CAPTURE, Visual-T5, the FLEUR judge), written to one JSON (a device session has minutes).
 #
 #   bash speed/gpu_suite.sh [--device cuda|cpu] [--quick] [--install] [--output gpu_suite.json]
 #
@@ -12,9 +12,10 @@
 #   figures       the suite's runner (speed/run.py) on the GPU declarations: step 21's goals (gpu_vilbertscore,
 #                 gpu_qace_ref, gpu_clip_score: each figure beside its goal with the card's name and MFU), then UMIC,
 #                 Polos (each batched against one caption per forward pass), CAPTURE (against capture-metric, skipped
-#                 where that does not install) and Visual-T5's attention, all on --device (--quick: the goals
-#                 alone); its result file (format capeval-speed/1, the machine record with the GPU's name and
-#                 driver) is the step's figures.
+#                 where that does not install), Visual-T5's attention and FLEUR at LLaVA-1.5-13B's sizes in
+#                 bfloat16 (fleur_gpu: batched with shared prefixes against the released one-caption loop), all on
+#                 --device (--quick: the goals alone); its result file (format capeval-speed/1, the machine
+#                 record with the GPU's name and driver) is the step's figures.
 # --quick shrinks every step (tiny models, a few captions) so that `--device cpu --quick` checks the suite in CI.
 # --install first installs this checkout (`pip install -e . --no-deps`) where capeval does not import from it (a bare
 # GPU machine has torch, transformers and the rest). QACE reads the answer spans spaCy found from CAPEVAL_BENCH_SPANS
@@ -55,7 +56,7 @@ if [ "$quick" = 1 ]; then
   figures+=(--quick)
   caps=(300 600)
 else
-  figures+=(umic polos capture visual_t5)
+  figures+=(umic polos capture visual_t5 fleur_gpu)
   caps=(90 720)
 fi
 # The tests that score on CUDA and compare with CPU or with eager CUDA (they skip where there is no GPU).
