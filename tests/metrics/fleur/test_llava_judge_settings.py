@@ -50,3 +50,15 @@ def test_answers_are_cached_by_default_and_nothing_is_counted_before_a_call():
 
 def test_captions_are_read_with_runs_of_whitespace_as_one_space():
     assert collapse_whitespace("  a  dog\n\truns ") == "a dog runs"
+
+
+def test_an_answer_is_cached_under_the_judge_the_prompt_the_image_the_decoding_and_the_reading():
+    # The cache key hashes this request: what it holds decides which kept answers a rerun may reuse.
+    assert FleurScorer(JUDGE, device="cpu", max_new_tokens=7).request("PROMPT", "DIGEST") == {
+        "adapter": None, "dtype": "float32", "prompt": "PROMPT", "image": "DIGEST",
+        "decoding": {"do_sample": False, "num_beams": 1, "max_new_tokens": 7, "stop": "</s>"},
+        "read": {"metric": "fleur", "search_start": 0}}
+    assert ExpertScorer(JUDGE, adapter="hjkim811/EXPERT-llava-13b-lora", device="cpu").request("PROMPT", "DIGEST") == {
+        "adapter": "hjkim811/EXPERT-llava-13b-lora", "dtype": "float32", "prompt": "PROMPT", "image": "DIGEST",
+        "decoding": {"do_sample": False, "num_beams": 1, "max_new_tokens": 512, "stop": "###"},
+        "read": {"metric": "expert", "search_start": 1}}
