@@ -39,6 +39,7 @@ def test_the_dry_run_without_a_server_says_nothing_can_be_sent(tmp_path, monkeyp
     monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
     plan, = ClairScorer().plan(["a dog"], [["a dog runs"]])
     assert (plan.base_url, plan.requests, plan.cached, plan.tries) == ("(no base_url: nothing can be sent)", 1, 0, 3)
+    assert plan.max_answer_tokens == 1024 and ClairScorer(max_tokens=None).plan(["a dog"], [["a dog runs"]])[0].max_answer_tokens is None
 
 
 def test_a_call_counts_its_requests_its_cached_answers_and_every_answers_tokens(judge_server):
