@@ -4,11 +4,13 @@ a tiny GPT-2 served over HTTP): retries, errors, the key variable, the cache and
 import json
 import threading
 import time
+import types
 import warnings
 
 import pytest
 
 import capeval
+import capeval.judges.server
 from capeval.cli import main
 from capeval.judges import ChatServer, JudgeServerError, ResponseCache
 from capeval.judges.cache import request_key
@@ -57,6 +59,44 @@ def test_503_answers_are_tried_again(judge_server):
     assert answer["choices"][0]["message"]["content"] and len(judge_server.requests) == 3
 
 
+@pytest.fixture
+def waits(monkeypatch):
+    """The backoffs the client waits, recorded instead of slept."""
+    slept: list[float] = []
+    monkeypatch.setattr(capeval.judges.server, "time", types.SimpleNamespace(sleep=slept.append))  # this module's only
+    return slept
+
+
+def test_the_backoff_doubles_and_the_last_try_is_the_last(judge_server, waits):
+    judge_server.fail_next = 10
+    with pytest.raises(JudgeServerError, match=r"^the judge server http://127\.0\.0\.1:\d+/v1 kept failing \(HTTP 503: "
+                                               r"overloaded, try again\) after 3 tries$"):
+        ChatServer(judge_server.url, retries=2, backoff_s=0.5).complete(BODY)
+    assert len(judge_server.requests) == 3 and waits == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("retry_after, wait", [("0.25", 0.25), ("7", 7.0), ("100", 30.0), ("1.2.3", 0.5), ("soon", 0.5)])
+def test_retry_after_sets_the_wait_up_to_its_bound(judge_server, waits, retry_after, wait):
+    judge_server.fail_next, judge_server.retry_after = 1, retry_after
+    assert ChatServer(judge_server.url, backoff_s=0.5).complete(BODY)["choices"]
+    assert waits == [wait]
+
+
+def test_a_server_slower_than_the_timeout_is_one_line(judge_server):
+    answer = judge_server.answer
+    judge_server.answer = lambda body: threading.Event().wait(1.0) or answer(body)
+    with pytest.raises(JudgeServerError, match=r"^cannot reach the judge server at http://127\.0\.0\.1:\d+/v1 \(timed out\) "
+                                               r"after 1 tries$"):
+        ChatServer(judge_server.url, timeout_s=0.2, retries=0).complete(BODY)
+
+
+def test_a_refused_key_without_a_key_variable_says_so(judge_server):
+    judge_server.key = "sk-test-secret-123"
+    with pytest.raises(JudgeServerError, match=r"refused the key in \(no key variable\) \(HTTP 401: Incorrect API key "
+                                               r"provided\): check the variable$"):
+        ChatServer(judge_server.url).complete(BODY)
+
+
 def test_a_restarted_server_is_reached_again(judge_server):
     port = judge_server.port
     judge_server.stop()
@@ -82,8 +122,9 @@ def test_the_last_try_waits_its_backoff_too(judge_server):
 def test_an_unreachable_server_is_one_line(judge_server):
     url = judge_server.url
     judge_server.stop()
-    with pytest.raises(JudgeServerError, match=r"^cannot reach the judge server at http://127\.0\.0\.1:\d+/v1 \(.*\) after 2 tries$"):
+    with pytest.raises(JudgeServerError, match=r"^cannot reach the judge server at http://127\.0\.0\.1:\d+/v1 \(.*\) after 2 tries$") as error:
         ChatServer(url, retries=1, backoff_s=0.01).complete(BODY)
+    assert "Connection refused) after" in str(error.value) and "urlopen error" not in str(error.value)  # the reason alone
 
 
 def test_a_refused_request_is_not_tried_again(judge_server):

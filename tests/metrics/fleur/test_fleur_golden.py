@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from capeval.scoring.fleur import fleur_answer_text, smoothed_score
+from capeval.scoring.fleur import fleur_answer_text, parsed_rating, smoothed_score
 
 from fixtures import ASSETS
 
@@ -56,3 +56,16 @@ def test_a_digit_absent_from_the_generated_ids_gives_none():
     logits = torch.zeros(3, 14)
     assert smoothed_score("0.7", [10, 13, 5], logits, range(10)) is None
     assert smoothed_score("0.75", [0, 10, 7, 13], torch.zeros(4, 14), range(10)) is None
+
+
+def test_the_rating_keeps_only_digits_and_dots_and_strips_dots_at_the_ends():
+    # The released float(re.sub(r"[^\d.]", "", text).strip(".")): a sentence's full stop is dropped, a leading dot too.
+    assert [parsed_rating(text) for text in ("Score: 0.8.", "0.8..", ".75", "0.7 out of 1.0", "none")] == [0.8, 0.8, 75.0, None, None]
+
+
+def test_half_precision_logits_sum_in_half_precision_as_released():
+    # The released ``0. + probs[token] * rate * 0.1`` stays in the logits' dtype (float16 on a GPU): these digits are
+    # the ones the second turn prints; a float32 sum gives 0.66478.
+    logits = torch.zeros(4, 12, dtype=torch.float16)
+    logits[2, :10] = torch.arange(10, dtype=torch.float16) / 3
+    assert smoothed_score("0.7", [0, 10, 7, 11], logits, range(10)) == 0.6650390625
