@@ -1,5 +1,8 @@
-"""What every server-backed judge (scoring/judge.py) makes of the server options, shown on CLAIR: the client it
-builds, the options and provenance that name a run, the dry run without a server and the token counts of a call."""
+"""What every server-backed judge (scoring/judge.py) makes of the server options, shown on CLAIR (on G-VEval for a dry
+run with images): the client it builds, the options and provenance that name a run, the dry run and the token counts
+of a call."""
+
+import json
 
 import pytest
 
@@ -50,3 +53,39 @@ def test_a_call_counts_its_requests_its_cached_answers_and_every_answers_tokens(
     assert len(answers) == 3 and scorer.provenance()["usage"] == {
         "requests_sent": 1, "answers_from_cache": 2, "prompt_tokens": sum(a["prompt_tokens"] for a in answers),
         "completion_tokens": sum(a["completion_tokens"] for a in answers)}
+
+
+def test_a_calls_counts_add_up_over_its_rounds_and_a_server_without_counts_adds_no_tokens(judge_server):
+    """A caption answered unreadably asks again: the second round's request and tokens add to the first's."""
+    asked: list[str] = []
+
+    def answer(body):
+        asked.append(json.dumps(body))
+        return "I cannot tell." if "cat" in asked[-1] and sum("cat" in a for a in asked) == 1 else '{"score": 70}'
+
+    judge_server.answer = answer
+    scorer = ClairScorer(base_url=judge_server.url)
+    scorer.score(["a dog runs", "a cat"], [["a dog running"], ["a cat sleeps"]])
+    usages = [reply["usage"] for _, reply in judge_server.exchanges]
+    assert len(usages) == 3 and scorer.provenance()["usage"] == {
+        "requests_sent": 3, "answers_from_cache": 0, "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
+        "completion_tokens": sum(u["completion_tokens"] for u in usages)}
+    judge_server.usage = lambda body: None
+    scorer = ClairScorer(base_url=judge_server.url, seed=3)  # another request: nothing from the cache
+    scorer.score(["two men"], [["men on horses"]])
+    assert scorer.provenance()["usage"] == {"requests_sent": 1, "answers_from_cache": 0, "prompt_tokens": 0,
+                                            "completion_tokens": 0}
+
+
+def test_the_dry_run_shows_the_judge_the_images_it_would_send(tmp_path, monkeypatch):
+    from PIL import Image
+
+    from capeval.judges.plan import IMAGE_TOKENS
+    from capeval.scoring.gveval import GvevalScorer
+
+    monkeypatch.setenv("CAPEVAL_CACHE", str(tmp_path))
+    image = Image.new("RGB", (8, 8), (120, 30, 200))
+    with_image, = GvevalScorer(setting="ref-free").plan(["a dog"], images=[image])
+    assert with_image.requests == 1 and with_image.prompt_tokens > IMAGE_TOKENS
+    with pytest.raises(ValueError, match="pass images="):
+        GvevalScorer(setting="ref-free").plan(["a dog"])
