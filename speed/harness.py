@@ -20,7 +20,6 @@ import os
 import platform
 import resource
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -102,6 +101,13 @@ class Benchmark:
     note: str = ""
     #: The family (module) declaring it, for ``--list``.
     family: str = field(default="", compare=False)
+
+
+
+def side_device(default: str) -> str:
+    """The device a side runs on: the runner's ``--device`` (``CAPEVAL_BENCH_DEVICE``), else ``default`` (a side
+    called outside the runner)."""
+    return os.environ.get("CAPEVAL_BENCH_DEVICE", default)
 
 
 # ---------------------------------------------------------------------------------------------------------------- timing

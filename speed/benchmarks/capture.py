@@ -19,11 +19,10 @@ import contextlib
 import gzip
 import io
 import json
-import os
 import re
 from pathlib import Path
 
-from harness import REPO, Benchmark, Compare, Side
+from harness import REPO, Benchmark, Compare, Side, side_device
 
 PARSER_BASE = {"d_model": 768, "d_kv": 64, "d_ff": 2048, "num_layers": 12, "num_decoder_layers": 12, "num_heads": 12,
                "feed_forward_proj": "gated-gelu", "tie_word_embeddings": False}
@@ -79,17 +78,13 @@ def build_models(folder: Path, texts: list[str]) -> tuple[str, str]:
     return str(parser), str(encoder)
 
 
-def device() -> str:
-    return os.environ.get("CAPEVAL_BENCH_DEVICE", "cuda")
-
-
 def capeval_call(inputs: dict, label: str) -> dict:
     from capeval.scoring import capture
 
     if "scorer" not in STATE:
         capture.sent_tokenize = sentences_of
         capture.pos_tag_texts = lambda texts: [tags_of(words_of(text)) for text in texts]
-        STATE["scorer"] = capture.CaptureScorer(parser_model=inputs["parser"], encoder_model=inputs["encoder"], device=device())
+        STATE["scorer"] = capture.CaptureScorer(parser_model=inputs["parser"], encoder_model=inputs["encoder"], device=side_device("cuda"))
     return {"capture": [float(s) for s in STATE["scorer"].score(inputs["captions"], inputs["references"])["capture"]]}
 
 
@@ -112,9 +107,9 @@ def package_call(inputs: dict, label: str) -> dict:
                 def to(self, *args, **kwargs):  # the package moves its encoder to cuda:0; it is already on the device
                     return self
 
-            released.SentenceTransformer = lambda name: Placed(inputs["encoder"], device=device())
+            released.SentenceTransformer = lambda name: Placed(inputs["encoder"], device=side_device("cuda"))
             STATE["evaluator"] = released.CAPTURE()
-            STATE["evaluator"].parser = SceneGraphParser(inputs["parser"], device=device())
+            STATE["evaluator"].parser = SceneGraphParser(inputs["parser"], device=side_device("cuda"))
         evaluator = STATE["evaluator"]
         parsed = {}
         for name, samples in (("cand", [(k, v[0]) for k, v in res.items()]), ("gt", [(k, g) for k, v in gts.items() for g in v])):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import Benchmark, Side
+from harness import Benchmark, Side, side_device
 
 #: The metrics of the Karpathy split benchmark, in order (bench_karpathy.METRICS).
 KARPATHY = ("bleu", "rouge", "cider", "meteor", "smurf", "bert_tbr", "bertscore", "clip_score", "polos", "umic",
@@ -31,12 +31,6 @@ def karpathy_data(rows: int):
     return data
 
 
-def device() -> str:
-    import os
-
-    return os.environ.get("CAPEVAL_BENCH_DEVICE", "cuda")
-
-
 def karpathy_side(metric: str, dtype: str, batch_size: int | None = None):
     """``capeval.evaluate`` of one metric: built (untimed) in the side's process, then cold (models loaded from disk,
     every cache empty) and warm (the same call again). With a ``batch_size`` (the sweeps), every call starts with
@@ -52,7 +46,7 @@ def karpathy_side(metric: str, dtype: str, batch_size: int | None = None):
         captions, references = karpathy_rows(inputs["rows"])
         folder = Path(tempfile.mkdtemp(prefix="karpathy_"))
         state["spec"], state["inputs"] = build_runs(metric, folder, captions, references, QUICK if inputs["quick"] else FULL,
-                                                    device(), None, dtype)
+                                                    side_device("cuda"), None, dtype)
         state["captions"] = captions
         return inputs
 
@@ -76,7 +70,7 @@ def target_side(metric: str):
 
         import bench_gpu_targets
 
-        args = argparse.Namespace(device=device(), quick=inputs["quick"], rows=None, dtype="bfloat16", spans=None,
+        args = argparse.Namespace(device=side_device("cuda"), quick=inputs["quick"], rows=None, dtype="bfloat16", spans=None,
                                   probe=None, full_limit=80, compile_limit=150, output=None)
         name = "CPU" if args.device == "cpu" else __import__("torch").cuda.get_device_name()
         with tempfile.TemporaryDirectory() as folder:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from data import flickr8k_expert
-from harness import Benchmark, Compare, Side
+from harness import Benchmark, Compare, Side, side_device
 
 #: A Llava a CPU runs: a 4-layer Llama of width 256, a 4-layer CLIP tower at 336 px (576 image positions, as LLaVA-1.5).
 SMALL = ({"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -29,11 +29,6 @@ LLAVA_15_13B = ({"vocab_size": 32064, "hidden_size": 5120, "intermediate_size": 
                  "image_size": 336, "patch_size": 14, "projection_dim": 768})
 #: Tokens either side may generate: the stand-in's answer takes 5 (the released 512 would bound nothing more).
 MAX_NEW_TOKENS = 8
-
-def device() -> str:
-    import os
-
-    return os.environ.get("CAPEVAL_BENCH_DEVICE", "cpu")
 
 
 def fleur_data(rows: int, quick_rows: int, sizes: tuple[dict, dict], build_on: str):
@@ -70,7 +65,7 @@ def capeval_side(dtype: str, batch_size: int):
     def call(inputs: dict, label: str) -> dict:
         from capeval.scoring.fleur import FleurScorer
 
-        scorer = FleurScorer(inputs["model"], max_new_tokens=MAX_NEW_TOKENS, cache=False, device=device(), dtype=dtype)
+        scorer = FleurScorer(inputs["model"], max_new_tokens=MAX_NEW_TOKENS, cache=False, device=side_device("cpu"), dtype=dtype)
         out = scorer.score(inputs["captions"], images=inputs["images"], batch_size=batch_size)
         return {"fleur": [float(value) for value in out["fleur"]], "answers": out.details["answer"]}
     return call
@@ -89,7 +84,7 @@ def released_loop(dtype: str):
         from capeval.scoring.fleur import FLEUR_PROMPT, collapse_whitespace, fleur_answer_text, smoothed_score
         from capeval.vision.images import open_image
 
-        llava = load_llava(inputs["model"], adapter=None, device=resolve_device(device()), dtype=dtype)
+        llava = load_llava(inputs["model"], adapter=None, device=resolve_device(side_device("cpu")), dtype=dtype)
         scores, answers = [], []
         for caption, image in zip(inputs["captions"], inputs["images"]):
             prompt = render_prompt("llava_v1", [(FLEUR_PROMPT.format(candidate=collapse_whitespace(caption)), None)])

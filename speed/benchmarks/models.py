@@ -12,19 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from data import flickr8k_expert
-from harness import REPO, Benchmark, Compare, Side
+from harness import REPO, Benchmark, Compare, Side, side_device
 
 SAMPLE_FEATURES = REPO / "tests" / "assets" / "qace_butd_sample.npz"
 T5_SIZES = {"small": {"d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6, "num_heads": 8},
             "base": {"d_model": 768, "d_kv": 64, "d_ff": 3072, "num_layers": 12, "num_heads": 12}}
 #: Scorers built once per side process (the first call's cost), keyed by side.
 SCORERS: dict = {}
-
-
-def device() -> str:
-    import os
-
-    return os.environ.get("CAPEVAL_BENCH_DEVICE", "cpu")
 
 
 def minilm() -> str:
@@ -121,7 +115,7 @@ def umic_side(batched: bool):
         from capeval.scoring.umic import UmicScorer
         from capeval.vision.regions import as_region_features
 
-        umic = scorer("umic", lambda: UmicScorer(inputs["checkpoint"], inputs["folder"], device=device()))
+        umic = scorer("umic", lambda: UmicScorer(inputs["checkpoint"], inputs["folder"], device=side_device("cpu")))
         regions = [as_region_features(SAMPLE_FEATURES)] * len(inputs["captions"])
         if batched:
             return {"umic": floats(umic.score(inputs["captions"], region_features=regions)["umic"])}
@@ -161,7 +155,7 @@ def vilbert_side(batched: bool):
 
         from capeval.scoring.vilbertscore import VilbertScoreScorer
 
-        vilbert = scorer("vilbert", lambda: VilbertScoreScorer(inputs["checkpoint"], tokenizer=inputs["tokenizer"], device=device()))
+        vilbert = scorer("vilbert", lambda: VilbertScoreScorer(inputs["checkpoint"], tokenizer=inputs["tokenizer"], device=side_device("cpu")))
         regions = [synthetic_image(seed, feature_size=inputs["feature_size"]) for seed in inputs["seeds"]]
         if batched:
             scores = vilbert.score(inputs["captions"], inputs["references"], region_features=regions)
@@ -206,7 +200,7 @@ def clip_side(batched: bool):
     def call(inputs: dict, label: str) -> dict:
         from capeval.scoring.clip import ClipScoreScorer
 
-        clip = scorer("clip", lambda: ClipScoreScorer(model_name=inputs["model"], device=device()))
+        clip = scorer("clip", lambda: ClipScoreScorer(model_name=inputs["model"], device=side_device("cpu")))
         if batched:
             scores = clip.score(inputs["captions"], inputs["references"], images=inputs["images"])
             return {"clip_s": floats(scores["clip_s"]), "refclip_s": floats(scores["refclip_s"])}
@@ -291,7 +285,7 @@ def polos_side(batched: bool):
     def call(inputs: dict, label: str) -> dict:
         from capeval.scoring.polos import PolosScorer
 
-        polos = scorer("polos", lambda: PolosScorer(inputs["checkpoint"], clip_model=inputs["clip"], device=device()))
+        polos = scorer("polos", lambda: PolosScorer(inputs["checkpoint"], clip_model=inputs["clip"], device=side_device("cpu")))
         if batched:
             return {"polos": floats(polos.score(inputs["captions"], inputs["references"], images=inputs["images"])["polos"])}
         return {"polos": [float(polos.score([c], [r], images=[i])["polos"][0])
@@ -330,7 +324,7 @@ def qace_side(batched: bool):
         models = inputs["models"]
         qace = scorer("qace", lambda: QaceScorer(inputs["variant"], qg_model=models["qg"], qa_model=models["qa"],
                                                  visual_t5=models["visual_t5"], visual_t5_tokenizer=models["visual_t5"],
-                                                 bertscore_model=inputs["bertscore"], device=device()))
+                                                 bertscore_model=inputs["bertscore"], device=side_device("cpu")))
         extra = ({"references": inputs["references"]} if inputs["variant"] == "ref"
                  else {"region_features": [str(SAMPLE_FEATURES)] * len(inputs["captions"])})
         if batched:
@@ -363,7 +357,7 @@ def visual_t5_side(attention: str):
         from capeval.backbones.visual_t5 import VisualT5Answerer
         from capeval.vision.regions import as_region_features
 
-        answerer = scorer("visual_t5", lambda: VisualT5Answerer(inputs["model"], inputs["model"], device=device(),
+        answerer = scorer("visual_t5", lambda: VisualT5Answerer(inputs["model"], inputs["model"], device=side_device("cpu"),
                                                                 attention=attention))
         regions = [as_region_features(SAMPLE_FEATURES)] * len(inputs["questions"])
         answers = answerer.answer(inputs["questions"], regions, batch_size=128)

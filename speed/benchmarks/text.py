@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.coco import capeval_side, pycocoevalcap_side
-from data import flickr8k_expert, karpathy_inputs, systems
+from data import karpathy_inputs, systems
 from harness import REPO, Benchmark, Compare, Side
 
 COCO = ["bleu", "rouge", "cider"]
