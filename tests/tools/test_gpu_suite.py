@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -74,3 +75,16 @@ def test_a_call_past_the_limit_is_projected_from_a_probe(monkeypatch):
     assert over["cold_s"] == "> 1e-06" and over["probe_captions"] == 10 and cleared == [True]
     # 40 captions projected from 10: four times the probe (both figures rounded as shown).
     assert abs(over["projected_s"] - over["probe_s"] * 4) <= 0.07 and "warm_s" not in over
+
+
+def test_the_full_run_names_every_cuda_declaration_but_the_karpathy_sweeps():
+    """A GPU declaration left out of the device session's run would never get a figure: every CUDA declaration is in
+    its full run except the Karpathy split's sweeps (their figures are the recorded H100 runs), with UMIC and Polos."""
+    sys.path.insert(0, str(REPO / "speed"))
+    from benchmarks import BENCHMARKS
+
+    script = (REPO / "speed" / "gpu_suite.sh").read_text()
+    goals = re.search(r"^figures=\(speed/run\.py ([^)]*?) --device", script, re.M)[1].split()
+    rest = re.search(r"^  figures\+=\(([^)-]*)\)$", script, re.M)[1].split()
+    cuda = {name for name, bench in BENCHMARKS.items() if bench.device == "cuda"}
+    assert set(goals + rest) == cuda - {"karpathy", "karpathy_bf16", "batch_sizes", "batch_sizes_qace"} | {"umic", "polos"}
